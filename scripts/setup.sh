@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Everything a fresh Debian machine needs before tokenfeed builds and its tests
+# run: Debian packages, the pinned Oniguruma source, the tokenizer files, and a
+# Python virtual environment (.venv) with the pinned packages. Idempotent: a
+# second run finds everything in place and changes nothing.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+
+bash scripts/install-deps.sh
+bash scripts/fetch-oniguruma.sh
+bash scripts/fetch-tokenizers.sh
+
+venv="$root/.venv"
+if [ ! -x "$venv/bin/python" ]; then
+  # Debian's python3 with its system site packages: python3-torch and numpy.
+  /usr/bin/python3 -m venv --system-site-packages "$venv"
+fi
+stamp="$venv/.requirements.sha256"
+want="$(sha256sum python/requirements-dev.txt | cut -d' ' -f1)"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r python/requirements-dev.txt
+  echo "$want" >"$stamp"
+fi
+echo "setup: ready (virtual environment in .venv)"
