@@ -1,0 +1,1 @@
+#include "tokenizer/split_matcher.h"
