@@ -1,0 +1,220 @@
+// tokenfeed tokenize: JSONL in, one JSON array of token ids per line out, in
+// input order. Lines are read in blocks; each block is parsed and encoded on
+// all threads, then written in order, so memory stays bounded by the block
+// size whatever the input size.
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <simdjson.h>
+
+#include "cli/command.h"
+#include "tokenfeed/tokenizer.h"
+
+namespace tokenfeed::cli {
+namespace {
+
+struct TokenizeOptions {
+  std::string tokenizer;
+  std::vector<std::string> inputs;
+  std::string field = "text";
+  int threads = 0;
+  std::string utf8 = "replace";
+  bool add_special_tokens = false;
+  bool split_special_tokens = false;
+};
+
+constexpr size_t kBlockBytes = 8 << 20;
+
+// Reads whole lines from a FILE, a block at a time.
+class LineBlockReader {
+ public:
+  LineBlockReader(std::FILE* f, std::string name) : f_(f), name_(std::move(name)) {}
+
+  // Fills `lines` with up to about kBlockBytes of complete lines (without
+  // their "\n"). Returns false at the end of the input.
+  Result<bool> Next(std::string* storage, std::vector<std::string_view>* lines) {
+    lines->clear();
+    storage->swap(carry_);
+    carry_.clear();
+    while (storage->size() < kBlockBytes && !eof_) {
+      size_t old = storage->size();
+      storage->resize(old + (1 << 20));
+      size_t n = std::fread(storage->data() + old, 1, 1 << 20, f_);
+      storage->resize(old + n);
+      if (n == 0) {
+        if (std::ferror(f_)) return Status::IoError("cannot read '" + name_ + "': " + std::strerror(errno));
+        eof_ = true;
+      }
+    }
+    // Keep a trailing partial line for the next block unless the input ended.
+    size_t end = storage->size();
+    if (!eof_) {
+      size_t last_nl = storage->rfind('\n');
+      end = last_nl == std::string::npos ? 0 : last_nl + 1;
+      carry_.assign(*storage, end, std::string::npos);
+      if (end == 0 && storage->size() >= kBlockBytes) {
+        // One line longer than a block: keep reading it into the carry.
+        carry_.swap(*storage);
+        storage->clear();
+        return Next(storage, lines);
+      }
+      storage->resize(end);
+    }
+    std::string_view data(*storage);
+    size_t pos = 0;
+    while (pos < data.size()) {
+      size_t nl = data.find('\n', pos);
+      if (nl == std::string_view::npos) nl = data.size();
+      lines->push_back(data.substr(pos, nl - pos));
+      pos = nl + 1;
+    }
+    return !lines->empty() || !eof_;
+  }
+
+ private:
+  std::FILE* f_;
+  std::string name_;
+  std::string carry_;
+  bool eof_ = false;
+};
+
+// The string at a dotted field path of one JSON line.
+Result<std::string> ExtractField(simdjson::dom::parser& parser, std::string_view line, std::string_view field) {
+  simdjson::dom::element doc;
+  if (auto err = parser.parse(line.data(), line.size()).get(doc)) {
+    return Status::InvalidArgument(std::string("not valid JSON: ") + simdjson::error_message(err));
+  }
+  simdjson::dom::element cur = doc;
+  size_t pos = 0;
+  while (true) {
+    size_t dot = field.find('.', pos);
+    std::string_view key = field.substr(pos, dot == std::string_view::npos ? std::string_view::npos : dot - pos);
+    simdjson::dom::object obj;
+    if (cur.get(obj)) return Status::InvalidArgument("not a JSON object where field '" + std::string(field) + "' is looked up");
+    if (obj[key].get(cur)) return Status::InvalidArgument("field '" + std::string(field) + "' is missing");
+    if (dot == std::string_view::npos) break;
+    pos = dot + 1;
+  }
+  std::string_view s;
+  if (cur.get(s)) return Status::InvalidArgument("field '" + std::string(field) + "' is not a string");
+  return std::string(s);
+}
+
+void AppendIds(const std::vector<TokenId>& ids, std::string* out) {
+  out->push_back('[');
+  char buf[16];
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i) out->push_back(',');
+    auto r = std::to_chars(buf, buf + sizeof(buf), ids[i]);
+    out->append(buf, r.ptr);
+  }
+  out->append("]\n");
+}
+
+Status RunTokenize(const TokenizeOptions& opts) {
+  TokenizerOptions topts;
+  TF_ASSIGN_OR_RETURN(auto tokenizer, Tokenizer::FromFile(opts.tokenizer, topts));
+  EncodeOptions eopts;
+  eopts.add_special_tokens = opts.add_special_tokens;
+  eopts.split_special_tokens = opts.split_special_tokens;
+  eopts.utf8 = opts.utf8 == "reject" ? Utf8Policy::kReject : Utf8Policy::kReplace;
+  unsigned threads = opts.threads > 0 ? static_cast<unsigned>(opts.threads)
+                                      : std::max(1u, std::thread::hardware_concurrency());
+
+  std::vector<std::string> inputs = opts.inputs;
+  if (inputs.empty()) inputs.push_back("-");
+  std::string storage, out;
+  std::vector<std::string_view> lines;
+  std::vector<std::vector<TokenId>> ids;
+  std::vector<Status> errors;
+  std::vector<std::unique_ptr<simdjson::dom::parser>> parsers;
+  for (unsigned t = 0; t < threads; ++t) parsers.push_back(std::make_unique<simdjson::dom::parser>());
+
+  for (const std::string& input : inputs) {
+    std::FILE* f = input == "-" ? stdin : std::fopen(input.c_str(), "rb");
+    if (!f) return Status::FromErrno(errno, "cannot open input", input);
+    std::string name = input == "-" ? "<stdin>" : input;
+    LineBlockReader reader(f, name);
+    uint64_t first_line = 1;
+    Status status;
+    while (true) {
+      auto more = reader.Next(&storage, &lines);
+      if (!more.ok()) {
+        status = more.status();
+        break;
+      }
+      if (!*more) break;
+      ids.assign(lines.size(), {});
+      errors.assign(lines.size(), Status());
+      std::atomic<size_t> next{0};
+      auto work = [&](unsigned t) {
+        simdjson::dom::parser& parser = *parsers[t];
+        while (true) {
+          size_t i = next.fetch_add(1);
+          if (i >= lines.size()) return;
+          std::string_view line = lines[i];
+          if (first_line + i == 1 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);
+          if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+          auto text = ExtractField(parser, line, opts.field);
+          if (!text.ok()) {
+            errors[i] = text.status();
+            continue;
+          }
+          errors[i] = tokenizer->Encode(*text, &ids[i], eopts);
+        }
+      };
+      std::vector<std::thread> pool;
+      unsigned n = std::min<unsigned>(threads, static_cast<unsigned>(lines.size()));
+      for (unsigned t = 1; t < n; ++t) pool.emplace_back(work, t);
+      work(0);
+      for (auto& th : pool) th.join();
+      out.clear();
+      for (size_t i = 0; i < lines.size(); ++i) {
+        if (!errors[i].ok()) {
+          std::fwrite(out.data(), 1, out.size(), stdout);
+          if (f != stdin) std::fclose(f);
+          return Status(errors[i].code(), name + ":" + std::to_string(first_line + i) + ": " + errors[i].message());
+        }
+        AppendIds(ids[i], &out);
+      }
+      if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size()) {
+        status = Status::IoError(std::string("cannot write the output: ") + std::strerror(errno));
+        break;
+      }
+      first_line += lines.size();
+    }
+    if (f != stdin) std::fclose(f);
+    TF_RETURN_IF_ERROR(status);
+  }
+  if (std::fflush(stdout) != 0) return Status::IoError(std::string("cannot write the output: ") + std::strerror(errno));
+  return Status::OK();
+}
+
+}  // namespace
+
+CommandRunner AddTokenizeCommand(CLI::App& app) {
+  auto opts = std::make_shared<TokenizeOptions>();
+  CLI::App* cmd = app.add_subcommand("tokenize", "Tokenize JSONL documents: one JSON array of ids per input line");
+  cmd->add_option("--tokenizer", opts->tokenizer, "tokenizer.json file")->required()->check(CLI::ExistingFile);
+  cmd->add_option("inputs", opts->inputs, "JSONL files (default: standard input; '-' is standard input)");
+  cmd->add_option("--field", opts->field, "JSON field holding the text (dotted path for nested objects)")
+      ->capture_default_str();
+  cmd->add_option("--threads", opts->threads, "encoding threads (0: all cores)")->capture_default_str();
+  cmd->add_option("--utf8", opts->utf8, "invalid UTF-8: replace with U+FFFD, or reject the line")
+      ->check(CLI::IsMember({"replace", "reject"}))
+      ->capture_default_str();
+  cmd->add_flag("--add-special-tokens", opts->add_special_tokens, "run the post-processor (e.g. add BOS/EOS)");
+  cmd->add_flag("--split-special-tokens", opts->split_special_tokens,
+                "treat special-token text inside documents as plain text");
+  return [opts] { return RunTokenize(*opts); };
+}
+
+}  // namespace tokenfeed::cli

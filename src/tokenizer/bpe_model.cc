@@ -1,0 +1,334 @@
+#include "tokenizer/bpe_model.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <unordered_map>
+
+#include "base/utf8.h"
+#include "tokenizer/byte_level_alphabet.h"
+
+namespace tokenfeed::tokenizer {
+namespace {
+
+constexpr uint32_t kNoToken = UINT32_MAX;
+
+// Decodes token text spelled in the byte-level alphabet back into bytes.
+// Returns false when some character is outside the alphabet.
+bool TextToBytes(std::string_view text, std::string* bytes) {
+  bytes->clear();
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  size_t n = text.size();
+  size_t i = 0;
+  while (i < n) {
+    char32_t cp;
+    unsigned char b = p[i];
+    if (b < 0x80) {
+      cp = b;
+      i += 1;
+    } else if ((b & 0xE0) == 0xC0 && i + 1 < n) {
+      cp = (char32_t(b & 0x1F) << 6) | (p[i + 1] & 0x3F);
+      i += 2;
+    } else {
+      return false;  // every alphabet character is below U+0800
+    }
+    int byte = kByteLevelAlphabet.CharToByte(cp);
+    if (byte < 0) return false;
+    bytes->push_back(static_cast<char>(byte));
+  }
+  return true;
+}
+
+std::string AlphabetChar(unsigned char b) {
+  std::string s;
+  AppendUtf8(kByteLevelAlphabet.byte_to_char[b], &s);
+  return s;
+}
+
+bool HeapLess(const BpeScratch::HeapEntry& a, const BpeScratch::HeapEntry& b) {
+  // std::push_heap builds a max-heap: "less" means "merged later".
+  if (a.rank != b.rank) return a.rank > b.rank;
+  return a.pos > b.pos;
+}
+
+}  // namespace
+
+Result<BpeModel> BpeModel::Build(const BpeSpec& spec) {
+  BpeModel m;
+  uint32_t limit = 0;
+  for (const auto& [text, id] : spec.vocab) {
+    if (id == kNoToken) return Status::InvalidArgument("model.vocab: id 4294967295 is out of range");
+    limit = std::max(limit, id + 1);
+  }
+  m.text_offsets_.assign(limit, {kNoToken, 0});
+  m.bytes_offsets_.assign(limit, {kNoToken, 0});
+  std::string bytes;
+  for (const auto& [text, id] : spec.vocab) {
+    // A later duplicate key replaces the earlier one, as in a JSON map.
+    m.text_offsets_[id] = {static_cast<uint32_t>(m.text_arena_.size()), static_cast<uint32_t>(text.size())};
+    m.text_arena_.append(text);
+    m.text_index_.Insert(text, id);
+    bool in_alphabet = TextToBytes(text, &bytes);
+    const std::string& decoded = in_alphabet ? bytes : text;
+    m.bytes_offsets_[id] = {static_cast<uint32_t>(m.bytes_arena_.size()), static_cast<uint32_t>(decoded.size())};
+    m.bytes_arena_.append(decoded);
+    if (in_alphabet) m.bytes_index_.Insert(bytes, id);
+  }
+  m.vocab_size_ = m.text_index_.size();
+
+  m.continuing_subword_prefix_ = spec.continuing_subword_prefix;
+  m.end_of_word_suffix_ = spec.end_of_word_suffix;
+  m.fuse_unk_ = spec.fuse_unk;
+  m.byte_fallback_ = spec.byte_fallback;
+  m.ignore_merges_ = spec.ignore_merges;
+  if (spec.unk_token) {
+    auto unk = m.text_index_.Find(*spec.unk_token);
+    if (!unk) {
+      return Status::InvalidArgument("model.unk_token '" + *spec.unk_token + "' is not in model.vocab");
+    }
+    m.unk_id_ = *unk;
+  }
+
+  m.simple_bytes_ = m.continuing_subword_prefix_.empty() && m.end_of_word_suffix_.empty();
+  for (int b = 0; b < 256; ++b) {
+    auto id = m.text_index_.Find(AlphabetChar(static_cast<unsigned char>(b)));
+    m.byte_ids_[b] = id ? int64_t{*id} : -1;
+    if (!id) m.simple_bytes_ = false;
+    char name[8];
+    std::snprintf(name, sizeof(name), "<0x%02X>", b);
+    auto fb = m.text_index_.Find(name);
+    m.byte_fallback_ids_[b] = fb ? int64_t{*fb} : -1;
+  }
+
+  // Merge rule i joins tokens a and b into a + b (b without the continuing
+  // prefix), with rank i. Every token must be in the vocabulary.
+  m.merges_ = MergeTable(spec.merges.size());
+  const size_t prefix_len = m.continuing_subword_prefix_.size();
+  std::string joined;
+  for (size_t rank = 0; rank < spec.merges.size(); ++rank) {
+    const auto& [a, b] = spec.merges[rank];
+    auto a_id = m.text_index_.Find(a);
+    auto b_id = m.text_index_.Find(b);
+    auto where = [&] { return "model.merges[" + std::to_string(rank) + "] (\"" + a + "\", \"" + b + "\"): "; };
+    if (!a_id) return Status::InvalidArgument(where() + "token '" + a + "' is not in model.vocab");
+    if (!b_id) return Status::InvalidArgument(where() + "token '" + b + "' is not in model.vocab");
+    joined.assign(a);
+    if (b.size() < prefix_len) {
+      return Status::InvalidArgument(where() + "token '" + b + "' is shorter than continuing_subword_prefix");
+    }
+    joined.append(b, prefix_len);
+    auto merged = m.text_index_.Find(joined);
+    if (!merged) return Status::InvalidArgument(where() + "merged token '" + joined + "' is not in model.vocab");
+    m.merges_.Insert(*a_id, *b_id, MergeRule{static_cast<uint32_t>(rank), *merged});
+  }
+  return m;
+}
+
+std::string_view BpeModel::DecodedBytes(uint32_t id) const {
+  if (id >= bytes_offsets_.size() || bytes_offsets_[id].first == kNoToken) return {};
+  return std::string_view(bytes_arena_).substr(bytes_offsets_[id].first, bytes_offsets_[id].second);
+}
+
+std::string_view BpeModel::TokenText(uint32_t id) const {
+  if (id >= text_offsets_.size() || text_offsets_[id].first == kNoToken) return {};
+  return std::string_view(text_arena_).substr(text_offsets_[id].first, text_offsets_[id].second);
+}
+
+std::optional<uint32_t> BpeModel::TextToId(std::string_view text) const { return text_index_.Find(text); }
+
+size_t BpeModel::memory_bytes() const {
+  return merges_.memory_bytes() + bytes_index_.memory_bytes() + text_index_.memory_bytes() + text_arena_.capacity() +
+         bytes_arena_.capacity() + (text_offsets_.capacity() + bytes_offsets_.capacity()) * 8;
+}
+
+void BpeModel::InitialSymbols(std::string_view piece, std::vector<uint32_t>* symbols) const {
+  const auto* p = reinterpret_cast<const unsigned char*>(piece.data());
+  const size_t n = piece.size();
+  if (simple_bytes_) {
+    for (size_t i = 0; i < n; ++i) symbols->push_back(static_cast<uint32_t>(byte_ids_[p[i]]));
+    return;
+  }
+  // The general rules of the reference's merge_word: each byte is one
+  // character of the alphabet; prefixes and suffixes decorate all but the
+  // first and the last; unknown characters fall back to <0xXX> tokens, or the
+  // unknown token, or are dropped.
+  std::optional<std::pair<uint32_t, size_t>> pending_unk;
+  std::string s;
+  for (size_t i = 0; i < n; ++i) {
+    s.clear();
+    if (i > 0) s.append(continuing_subword_prefix_);
+    s.append(AlphabetChar(p[i]));
+    if (i + 1 == n) s.append(end_of_word_suffix_);
+    if (auto id = text_index_.Find(s)) {
+      if (pending_unk) {
+        symbols->push_back(pending_unk->first);
+        pending_unk.reset();
+      }
+      symbols->push_back(*id);
+      continue;
+    }
+    if (byte_fallback_) {
+      bool all = true;
+      for (unsigned char c : s) all = all && byte_fallback_ids_[c] >= 0;
+      if (all) {
+        for (unsigned char c : s) symbols->push_back(static_cast<uint32_t>(byte_fallback_ids_[c]));
+        continue;
+      }
+    }
+    if (unk_id_) {
+      if (pending_unk && fuse_unk_) {
+        pending_unk->second += 1;
+      } else {
+        if (pending_unk) symbols->push_back(pending_unk->first);
+        pending_unk = std::pair<uint32_t, size_t>{*unk_id_, 1};
+      }
+    }
+  }
+  if (pending_unk) symbols->push_back(pending_unk->first);
+}
+
+// O(n^2) in the number of symbols, but with tiny constants: the right choice
+// for the short pieces that make up almost all text.
+void BpeModel::MergeShort(BpeScratch* scratch) const {
+  auto& ids = scratch->symbols;
+  auto& ranks = scratch->ranks;
+  auto& merged = scratch->merged;
+  size_t n = ids.size();
+  ranks.resize(n);
+  merged.resize(n);
+  for (size_t i = 0; i + 1 < n; ++i) {
+    MergeRule r = merges_.Find(ids[i], ids[i + 1]);
+    ranks[i] = r.rank;
+    merged[i] = r.merged_id;
+  }
+  if (n > 0) ranks[n - 1] = MergeTable::kNoRank;
+  while (n > 1) {
+    size_t best = 0;
+    uint32_t best_rank = ranks[0];
+    for (size_t i = 1; i + 1 < n; ++i) {
+      if (ranks[i] < best_rank) {
+        best_rank = ranks[i];
+        best = i;
+      }
+    }
+    if (best_rank == MergeTable::kNoRank) break;
+    ids[best] = merged[best];
+    // Remove symbol best + 1.
+    for (size_t i = best + 1; i + 1 < n; ++i) {
+      ids[i] = ids[i + 1];
+      ranks[i] = ranks[i + 1];
+      merged[i] = merged[i + 1];
+    }
+    --n;
+    ranks[n - 1] = MergeTable::kNoRank;
+    if (best + 1 < n) {
+      MergeRule r = merges_.Find(ids[best], ids[best + 1]);
+      ranks[best] = r.rank;
+      merged[best] = r.merged_id;
+    } else {
+      ranks[best] = MergeTable::kNoRank;
+    }
+    if (best > 0) {
+      MergeRule r = merges_.Find(ids[best - 1], ids[best]);
+      ranks[best - 1] = r.rank;
+      merged[best - 1] = r.merged_id;
+    }
+  }
+  ids.resize(n);
+}
+
+// O(n log n): a heap of candidate merges over a linked list of symbols, for
+// long pieces (a megabyte of one character class must not take quadratic time).
+void BpeModel::MergeLong(BpeScratch* scratch) const {
+  auto& ids = scratch->symbols;
+  auto& nodes = scratch->nodes;
+  auto& heap = scratch->heap;
+  const size_t n = ids.size();
+  nodes.resize(n);
+  heap.clear();
+  for (size_t i = 0; i < n; ++i) {
+    nodes[i] = {ids[i], static_cast<int32_t>(i) - 1, i + 1 < n ? static_cast<int32_t>(i + 1) : -1};
+  }
+  for (size_t i = 0; i + 1 < n; ++i) {
+    MergeRule r = merges_.Find(ids[i], ids[i + 1]);
+    if (r.rank != MergeTable::kNoRank) heap.push_back({r.rank, static_cast<uint32_t>(i), r.merged_id});
+  }
+  std::make_heap(heap.begin(), heap.end(), HeapLess);
+  constexpr uint32_t kRemoved = UINT32_MAX;
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), HeapLess);
+    BpeScratch::HeapEntry top = heap.back();
+    heap.pop_back();
+    BpeScratch::Node& left = nodes[top.pos];
+    if (left.id == kRemoved || left.next < 0) continue;
+    BpeScratch::Node& right = nodes[left.next];
+    // Skip entries made stale by an earlier merge next to them.
+    MergeRule now = merges_.Find(left.id, right.id);
+    if (now.rank == MergeTable::kNoRank || now.merged_id != top.merged_id) continue;
+    left.id = top.merged_id;
+    int32_t after = right.next;
+    right.id = kRemoved;
+    left.next = after;
+    if (after >= 0) nodes[after].prev = static_cast<int32_t>(top.pos);
+    if (left.prev >= 0) {
+      MergeRule r = merges_.Find(nodes[left.prev].id, left.id);
+      if (r.rank != MergeTable::kNoRank) {
+        heap.push_back({r.rank, static_cast<uint32_t>(left.prev), r.merged_id});
+        std::push_heap(heap.begin(), heap.end(), HeapLess);
+      }
+    }
+    if (after >= 0) {
+      MergeRule r = merges_.Find(left.id, nodes[after].id);
+      if (r.rank != MergeTable::kNoRank) {
+        heap.push_back({r.rank, top.pos, r.merged_id});
+        std::push_heap(heap.begin(), heap.end(), HeapLess);
+      }
+    }
+  }
+  size_t out = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (nodes[i].id != kRemoved) ids[out++] = nodes[i].id;
+  }
+  ids.resize(out);
+}
+
+void BpeModel::EncodePieceUncached(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const {
+  if (piece.empty()) return;
+  if (ignore_merges_) {
+    if (auto id = bytes_index_.Find(piece)) {
+      out->push_back(*id);
+      return;
+    }
+  }
+  scratch->symbols.clear();
+  InitialSymbols(piece, &scratch->symbols);
+  constexpr size_t kShortLimit = 64;
+  if (scratch->symbols.size() <= kShortLimit) {
+    MergeShort(scratch);
+  } else {
+    MergeLong(scratch);
+  }
+  out->insert(out->end(), scratch->symbols.begin(), scratch->symbols.end());
+}
+
+void BpeModel::EncodePiece(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const {
+  if (piece.empty()) return;
+  if (piece.size() == 1 && simple_bytes_) {
+    out->push_back(static_cast<uint32_t>(byte_ids_[static_cast<unsigned char>(piece[0])]));
+    return;
+  }
+  if (piece.size() > WordCache::kMaxWordBytes) {
+    EncodePieceUncached(piece, scratch, out);
+    return;
+  }
+  uint64_t h = WordCache::Hash(piece);
+  std::span<const uint32_t> hit;
+  if (scratch->cache.Find(piece, h, &hit)) {
+    out->insert(out->end(), hit.begin(), hit.end());
+    return;
+  }
+  size_t before = out->size();
+  EncodePieceUncached(piece, scratch, out);
+  scratch->cache.Insert(piece, h, std::span<const uint32_t>(out->data() + before, out->size() - before));
+}
+
+}  // namespace tokenfeed::tokenizer

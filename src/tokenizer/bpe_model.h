@@ -1,0 +1,108 @@
+// BpeModel: the byte-level BPE model of a tokenizer.json ("model": {"type":
+// "BPE"}): the vocabulary, the merge rules and the merge algorithm, on raw
+// bytes. Its result for any piece equals the reference's: pairs are merged
+// lowest rank first, leftmost first among equal ranks.
+// It is not the pre-tokenizer or the added-token handling (tokenizer.cc).
+// Immutable after Build: EncodePiece may run on many threads at once, each
+// with its own BpeScratch.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tokenfeed/status.h"
+#include "tokenizer/merge_table.h"
+#include "tokenizer/token_index.h"
+#include "tokenizer/word_cache.h"
+
+namespace tokenfeed::tokenizer {
+
+// The "model" section of a tokenizer.json, as parsed (token texts are in the
+// byte-level alphabet, exactly as the file spells them).
+struct BpeSpec {
+  std::vector<std::pair<std::string, uint32_t>> vocab;
+  std::vector<std::pair<std::string, std::string>> merges;
+  std::optional<std::string> unk_token;
+  std::string continuing_subword_prefix;
+  std::string end_of_word_suffix;
+  bool fuse_unk = false;
+  bool byte_fallback = false;
+  bool ignore_merges = false;
+};
+
+// Per-thread working memory for the merge loop and the word cache.
+struct BpeScratch {
+  WordCache cache;
+  std::vector<uint32_t> symbols;
+  std::vector<uint32_t> ranks;
+  std::vector<uint32_t> merged;
+  struct Node {
+    uint32_t id;
+    int32_t prev;
+    int32_t next;
+  };
+  std::vector<Node> nodes;
+  struct HeapEntry {
+    uint32_t rank;
+    uint32_t pos;
+    uint32_t merged_id;
+  };
+  std::vector<HeapEntry> heap;
+};
+
+class BpeModel {
+ public:
+  static Result<BpeModel> Build(const BpeSpec& spec);
+
+  // Appends the ids of `piece` (raw bytes) to `out`.
+  // HOT PATH: the cache probe, then the merge loop on a miss.
+  void EncodePiece(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const;
+
+  // The same without the cache (tests compare the two).
+  void EncodePieceUncached(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const;
+
+  // What the ByteLevel decoder turns token `id` into: its bytes when every
+  // character of its text is in the byte-level alphabet, its text otherwise.
+  // Empty for an id the vocabulary does not have.
+  std::string_view DecodedBytes(uint32_t id) const;
+  // The token's text as tokenizer.json spells it.
+  std::string_view TokenText(uint32_t id) const;
+  std::optional<uint32_t> TextToId(std::string_view text) const;
+
+  // One past the largest id in the vocabulary.
+  uint32_t id_limit() const { return static_cast<uint32_t>(text_offsets_.size()); }
+  size_t vocab_size() const { return vocab_size_; }
+  size_t merge_count() const { return merges_.size(); }
+  size_t memory_bytes() const;
+
+ private:
+  // Appends the initial symbols of `piece` (one per byte, after prefixes,
+  // suffixes, byte fallback and unknown handling) to `symbols`.
+  void InitialSymbols(std::string_view piece, std::vector<uint32_t>* symbols) const;
+  void MergeShort(BpeScratch* scratch) const;
+  void MergeLong(BpeScratch* scratch) const;
+
+  MergeTable merges_;
+  TokenIndex bytes_index_;  // raw bytes -> id, for tokens spelled in the alphabet
+  TokenIndex text_index_;   // tokenizer.json text -> id
+  std::string text_arena_;
+  std::vector<std::pair<uint32_t, uint32_t>> text_offsets_;   // by id: offset, length (UINT32_MAX: no token)
+  std::string bytes_arena_;
+  std::vector<std::pair<uint32_t, uint32_t>> bytes_offsets_;  // by id: what DecodedBytes returns
+  int64_t byte_ids_[256];                                     // id of each single byte, -1 if none
+  bool simple_bytes_ = true;  // every byte has an id and there are no prefixes/suffixes
+  std::optional<uint32_t> unk_id_;
+  bool fuse_unk_ = false;
+  bool byte_fallback_ = false;
+  bool ignore_merges_ = false;
+  std::string continuing_subword_prefix_;
+  std::string end_of_word_suffix_;
+  int64_t byte_fallback_ids_[256];
+  size_t vocab_size_ = 0;
+};
+
+}  // namespace tokenfeed::tokenizer

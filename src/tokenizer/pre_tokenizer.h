@@ -1,0 +1,66 @@
+// PreTokenizer: the "pre_tokenizer" section of a byte-level tokenizer.json
+// (Sequence of Split, Digits and a final ByteLevel), which cuts normalized
+// text into the pieces BPE encodes. Stages run as in the reference: each stage
+// sees only the pieces the previous stage produced, one at a time.
+// Immutable after construction: Run may run on many threads at once, each
+// with its own PreTokenizeScratch.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tokenizer/split_matcher.h"
+
+namespace tokenfeed::tokenizer {
+
+enum class SplitBehavior { kRemoved, kIsolated, kMergedWithPrevious, kMergedWithNext, kContiguous };
+
+struct PreTokenizerStage {
+  enum class Kind { kSplit, kDigits, kByteLevel };
+  Kind kind = Kind::kSplit;
+  // kSplit (and kByteLevel with use_regex, which splits with the GPT-2 regex).
+  std::unique_ptr<SplitMatcher> matcher;
+  SplitBehavior behavior = SplitBehavior::kIsolated;
+  bool invert = false;
+  // kDigits
+  bool individual_digits = false;
+  // kByteLevel
+  bool add_prefix_space = false;
+};
+
+struct PreTokenizeScratch {
+  std::vector<std::vector<Span>> matches;  // one per stage
+  struct Range {
+    uint32_t begin, end;
+    bool is_match;
+  };
+  std::vector<std::vector<Range>> ranges;  // one per stage
+  std::deque<std::string> owned;           // pieces with a prefix space added
+};
+
+class PreTokenizer {
+ public:
+  explicit PreTokenizer(std::vector<PreTokenizerStage> stages);
+
+  // Appends the pieces of `text` to `pieces`, in order; they are views of
+  // `text` or of strings owned by `scratch` (valid until its next use).
+  // HOT PATH: one matcher call per piece per stage, no allocation once the
+  // scratch vectors have grown.
+  void Run(std::string_view text, PreTokenizeScratch* scratch, std::vector<std::string_view>* pieces) const;
+
+  std::string Describe() const;
+  size_t stage_count() const { return stages_.size(); }
+
+ private:
+  void RunStage(size_t stage, std::string_view piece, PreTokenizeScratch* scratch,
+                std::vector<std::string_view>* pieces) const;
+  void Emit(size_t stage, std::string_view piece, PreTokenizeScratch* scratch,
+            std::vector<std::string_view>* pieces) const;
+
+  std::vector<PreTokenizerStage> stages_;
+};
+
+}  // namespace tokenfeed::tokenizer

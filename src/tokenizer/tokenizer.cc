@@ -1,0 +1,274 @@
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
+#include "base/utf8.h"
+#include "tokenizer/byte_level_alphabet.h"
+#include "tokenizer/tokenizer_impl.h"
+
+namespace tokenfeed::tokenizer {
+namespace {
+
+std::atomic<uint64_t> g_next_uid{1};
+
+// What the ByteLevel decoder makes of one token's text: its bytes when every
+// character is in the byte-level alphabet, the text itself otherwise.
+std::string ByteLevelDecode(std::string_view text) {
+  std::string bytes;
+  size_t i = 0;
+  while (i < text.size()) {
+    unsigned char b = static_cast<unsigned char>(text[i]);
+    char32_t cp;
+    if (b < 0x80) {
+      cp = b;
+      i += 1;
+    } else if ((b & 0xE0) == 0xC0 && i + 1 < text.size()) {
+      cp = (char32_t(b & 0x1F) << 6) | (static_cast<unsigned char>(text[i + 1]) & 0x3F);
+      i += 2;
+    } else {
+      return std::string(text);
+    }
+    int byte = kByteLevelAlphabet.CharToByte(cp);
+    if (byte < 0) return std::string(text);
+    bytes.push_back(static_cast<char>(byte));
+  }
+  return bytes;
+}
+
+std::optional<TokenId> FirstKnown(const AddedVocabulary& added, std::initializer_list<std::string_view> names) {
+  for (std::string_view n : names) {
+    if (const AddedTokenSpec* t = added.FindByContent(n)) return t->id;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+TokenizerImpl::TokenizerImpl(std::unique_ptr<Normalizer> normalizer, std::unique_ptr<PreTokenizer> pre_tokenizer,
+                             std::vector<AddedTokenSpec> added_tokens, BpeModel model, PostProcessorSpec post,
+                             DecoderKind decoder, std::string decoder_name, std::string origin)
+    : normalizer_(std::move(normalizer)),
+      pre_tokenizer_(std::move(pre_tokenizer)),
+      added_(std::move(added_tokens), normalizer_.get()),
+      model_(std::move(model)),
+      post_(std::move(post)),
+      decoder_(decoder),
+      decoder_name_(std::move(decoder_name)),
+      origin_(std::move(origin)),
+      uid_(g_next_uid.fetch_add(1)) {
+  id_limit_ = model_.id_limit();
+  for (const AddedTokenSpec& t : added_.tokens()) {
+    added_decoded_.push_back(ByteLevelDecode(t.content));
+    id_limit_ = std::max(id_limit_, t.id + 1);
+  }
+  if (!post_.prefix.empty()) bos_ = post_.prefix.front();
+  if (!post_.suffix.empty()) eos_ = post_.suffix.back();
+  if (!bos_) {
+    bos_ = FirstKnown(added_, {"<\xEF\xBD\x9C" "begin\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>",
+                               "<|begin_of_text|>", "<s>", "<|startoftext|>", "<bos>"});
+  }
+  if (!eos_) {
+    eos_ = FirstKnown(added_, {"<\xEF\xBD\x9C" "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>",
+                               "<|end_of_text|>", "<|endoftext|>", "</s>", "<eos>"});
+  }
+}
+
+EncodeScratch* TokenizerImpl::ThreadScratch() const {
+  // A few slots per thread, so a thread that alternates between tokenizers
+  // keeps each one's word cache.
+  struct Slot {
+    uint64_t uid = 0;
+    std::unique_ptr<EncodeScratch> scratch;
+  };
+  thread_local Slot slots[4];
+  thread_local unsigned next_victim = 0;
+  for (Slot& s : slots) {
+    if (s.uid == uid_) return s.scratch.get();
+  }
+  Slot& s = slots[next_victim++ % 4];
+  s.uid = uid_;
+  s.scratch = std::make_unique<EncodeScratch>();
+  return s.scratch.get();
+}
+
+void TokenizerImpl::EncodeValid(std::string_view text, bool split_special, EncodeScratch* scratch,
+                                std::vector<TokenId>* ids) const {
+  auto& raw = scratch->raw_splits;
+  raw.clear();
+  added_.raw_matcher().Split(text, split_special, &raw);
+  for (size_t i = 0; i < raw.size(); ++i) {
+    const AddedSplit s = raw[i];
+    if (s.id >= 0) {
+      ids->push_back(static_cast<TokenId>(s.id));
+      continue;
+    }
+    if (s.begin == s.end) continue;
+    std::string_view segment = text.substr(s.begin, s.end - s.begin);
+    std::string_view norm = normalizer_ ? normalizer_->Normalize(segment, &scratch->normalized) : segment;
+    auto& normalized_splits = scratch->normalized_splits;
+    normalized_splits.clear();
+    added_.normalized_matcher().Split(norm, split_special, &normalized_splits);
+    for (const AddedSplit& t : normalized_splits) {
+      if (t.id >= 0) {
+        ids->push_back(static_cast<TokenId>(t.id));
+        continue;
+      }
+      if (t.begin == t.end) continue;
+      scratch->pieces.clear();
+      pre_tokenizer_->Run(norm.substr(t.begin, t.end - t.begin), &scratch->pre, &scratch->pieces);
+      for (std::string_view piece : scratch->pieces) model_.EncodePiece(piece, &scratch->bpe, ids);
+    }
+  }
+}
+
+Status TokenizerImpl::EncodeWith(std::string_view text, const EncodeOptions& options, EncodeScratch* scratch,
+                                 std::vector<TokenId>* ids) const {
+  std::string_view valid = text;
+  size_t bad = FindInvalidUtf8(text);
+  if (bad != std::string_view::npos) {
+    if (options.utf8 == Utf8Policy::kReject) {
+      return Status::InvalidArgument("invalid UTF-8 at byte offset " + std::to_string(bad) +
+                                     " (use the 'replace' UTF-8 policy to turn invalid bytes into U+FFFD)");
+    }
+    scratch->repaired.clear();
+    AppendRepairedUtf8(text, &scratch->repaired);
+    valid = scratch->repaired;
+  }
+  if (options.add_special_tokens) ids->insert(ids->end(), post_.prefix.begin(), post_.prefix.end());
+  EncodeValid(valid, options.split_special_tokens, scratch, ids);
+  if (options.add_special_tokens) ids->insert(ids->end(), post_.suffix.begin(), post_.suffix.end());
+  return Status::OK();
+}
+
+Status TokenizerImpl::Encode(std::string_view text, std::vector<TokenId>* ids, const EncodeOptions& options) const {
+  return EncodeWith(text, options, ThreadScratch(), ids);
+}
+
+Result<size_t> TokenizerImpl::EncodeInto(std::string_view text, std::span<TokenId> out,
+                                         const EncodeOptions& options) const {
+  EncodeScratch* scratch = ThreadScratch();
+  scratch->into.clear();
+  TF_RETURN_IF_ERROR(EncodeWith(text, options, scratch, &scratch->into));
+  if (scratch->into.size() > out.size()) {
+    return Status::OutOfRange("the text has " + std::to_string(scratch->into.size()) +
+                              " tokens but the buffer holds " + std::to_string(out.size()));
+  }
+  std::copy(scratch->into.begin(), scratch->into.end(), out.begin());
+  return scratch->into.size();
+}
+
+Status TokenizerImpl::EncodeBatch(std::span<const std::string_view> texts, std::vector<std::vector<TokenId>>* out,
+                                  const EncodeOptions& options, int threads) const {
+  out->assign(texts.size(), {});
+  unsigned n = threads > 0 ? static_cast<unsigned>(threads) : std::max(1u, std::thread::hardware_concurrency());
+  size_t total_bytes = 0;
+  for (auto t : texts) total_bytes += t.size();
+  // Small batches are not worth a thread start.
+  n = static_cast<unsigned>(std::min<size_t>({n, texts.size(), std::max<size_t>(1, total_bytes / (64 << 10))}));
+  std::atomic<size_t> next{0};
+  std::atomic<size_t> first_error{texts.size()};
+  auto worker = [&] {
+    EncodeScratch* scratch = ThreadScratch();
+    constexpr size_t kChunk = 16;
+    while (true) {
+      size_t begin = next.fetch_add(kChunk);
+      if (begin >= texts.size()) return;
+      size_t end = std::min(texts.size(), begin + kChunk);
+      for (size_t i = begin; i < end; ++i) {
+        if (!EncodeWith(texts[i], options, scratch, &(*out)[i]).ok()) {
+          size_t prev = first_error.load();
+          while (i < prev && !first_error.compare_exchange_weak(prev, i)) {
+          }
+        }
+      }
+    }
+  };
+  if (n <= 1) {
+    worker();
+  } else {
+    std::vector<std::thread> pool;
+    for (unsigned w = 1; w < n; ++w) pool.emplace_back(worker);
+    worker();
+    for (auto& t : pool) t.join();
+  }
+  size_t bad = first_error.load();
+  if (bad < texts.size()) {
+    // Encode the first failing text again for its message.
+    std::vector<TokenId> ignored;
+    Status s = EncodeWith(texts[bad], options, ThreadScratch(), &ignored);
+    return s.WithContext("text " + std::to_string(bad));
+  }
+  return Status::OK();
+}
+
+Result<std::string> TokenizerImpl::Decode(std::span<const TokenId> ids, const DecodeOptions& options) const {
+  if (decoder_ == DecoderKind::kUnsupported) {
+    return Status::Unsupported(origin_ + ": decoder '" + decoder_name_ + "' is not supported; encoding works");
+  }
+  std::string bytes;
+  std::vector<std::string_view> words;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    TokenId id = ids[i];
+    std::string_view piece;
+    std::string_view text;
+    if (const AddedTokenSpec* t = added_.FindById(id)) {
+      if (t->special && options.skip_special_tokens) continue;
+      piece = added_decoded_[static_cast<size_t>(t - added_.tokens().data())];
+      text = t->content;
+    } else {
+      text = model_.TokenText(id);
+      if (text.empty()) {
+        return Status::InvalidArgument("cannot decode id " + std::to_string(id) + " at position " + std::to_string(i) +
+                                       ": it is not in the vocabulary of " + origin_);
+      }
+      piece = model_.DecodedBytes(id);
+    }
+    if (decoder_ == DecoderKind::kByteLevel) {
+      bytes.append(piece);
+    } else {
+      words.push_back(text);
+    }
+  }
+  if (decoder_ == DecoderKind::kNone) {
+    // Without a decoder the reference joins the tokens with spaces.
+    for (size_t i = 0; i < words.size(); ++i) {
+      if (i) bytes.push_back(' ');
+      bytes.append(words[i]);
+    }
+    return bytes;
+  }
+  if (IsValidUtf8(bytes)) return bytes;
+  std::string repaired;
+  AppendRepairedUtf8(bytes, &repaired);
+  return repaired;
+}
+
+std::optional<TokenId> TokenizerImpl::TokenToId(std::string_view token) const {
+  if (const AddedTokenSpec* t = added_.FindByContent(token)) return t->id;
+  return model_.TextToId(token);
+}
+
+std::optional<std::string> TokenizerImpl::IdToToken(TokenId id) const {
+  if (const AddedTokenSpec* t = added_.FindById(id)) return t->content;
+  std::string_view text = model_.TokenText(id);
+  if (text.empty()) return std::nullopt;
+  return std::string(text);
+}
+
+bool TokenizerImpl::IsSpecial(TokenId id) const {
+  const AddedTokenSpec* t = added_.FindById(id);
+  return t && t->special;
+}
+
+std::string TokenizerImpl::Describe() const {
+  std::string s = "normalizer=" + (normalizer_ ? normalizer_->Describe() : std::string("none"));
+  s += " pre_tokenizer=" + pre_tokenizer_->Describe();
+  s += " model=BPE(vocab=" + std::to_string(model_.vocab_size()) + ", merges=" + std::to_string(model_.merge_count()) +
+       ")";
+  s += " added_tokens=" + std::to_string(added_.tokens().size());
+  s += " post_processor=" + post_.description;
+  s += " decoder=" + decoder_name_;
+  return s;
+}
+
+}  // namespace tokenfeed::tokenizer
