@@ -101,7 +101,14 @@ Result<BpeModel> BpeModel::Build(const BpeSpec& spec) {
 
   // Merge rule i joins tokens a and b into a + b (b without the continuing
   // prefix), with rank i. Every token must be in the vocabulary.
-  m.merges_ = MergeTable(spec.merges.size());
+  if (spec.merges.size() > MergeTable::kMaxRank || limit > MergeTable::kMaxId + 1) {
+    return Status::Unsupported("the vocabulary has " + std::to_string(limit) + " ids and " +
+                               std::to_string(spec.merges.size()) + " merges; tokenfeed supports up to " +
+                               std::to_string(MergeTable::kMaxId + 1) + " ids and " +
+                               std::to_string(MergeTable::kMaxRank) + " merges");
+  }
+  std::vector<MergeTable::Rule> rules;
+  rules.reserve(spec.merges.size());
   const size_t prefix_len = m.continuing_subword_prefix_.size();
   std::string joined;
   for (size_t rank = 0; rank < spec.merges.size(); ++rank) {
@@ -118,8 +125,9 @@ Result<BpeModel> BpeModel::Build(const BpeSpec& spec) {
     joined.append(b, prefix_len);
     auto merged = m.text_index_.Find(joined);
     if (!merged) return Status::InvalidArgument(where() + "merged token '" + joined + "' is not in model.vocab");
-    m.merges_.Insert(*a_id, *b_id, MergeRule{static_cast<uint32_t>(rank), *merged});
+    rules.push_back({*a_id, *b_id, *merged});
   }
+  m.merges_ = MergeTable(rules);
   return m;
 }
 
@@ -186,54 +194,116 @@ void BpeModel::InitialSymbols(std::string_view piece, std::vector<uint32_t>* sym
   if (pending_unk) symbols->push_back(pending_unk->first);
 }
 
-// O(n^2) in the number of symbols, but with tiny constants: the right choice
-// for the short pieces that make up almost all text.
+// Pieces of up to 32 symbols: the same packed keys, but one plain minimum
+// over all of them per merge, which beats any bookkeeping at this size.
+// HOT PATH.
+void BpeModel::MergeSmall(BpeScratch* scratch) const {
+  auto& ids = scratch->symbols;
+  const size_t n = ids.size();
+  constexpr int32_t kNone = INT32_MAX;
+  int32_t* keys = scratch->keys;
+  uint8_t* next = scratch->next;
+  uint8_t* prev = scratch->prev;
+  uint32_t* merged = scratch->merged_ids;
+  auto key_of = [&](size_t i, size_t j) -> int32_t {
+    MergeRule r = merges_.Find(ids[i], ids[j]);
+    if (r.rank == MergeTable::kNoRank) return kNone;
+    merged[i] = r.merged_id;
+    return static_cast<int32_t>((r.rank << 8) | i);
+  };
+  for (size_t i = 0; i < n; ++i) {
+    next[i] = static_cast<uint8_t>(i + 1);
+    prev[i] = static_cast<uint8_t>(i - 1);  // prev[0] is never read
+  }
+  for (size_t i = 0; i + 1 < n; ++i) keys[i] = key_of(i, i + 1);
+  keys[n - 1] = kNone;
+  while (true) {
+    int32_t best = kNone;
+    for (size_t i = 0; i < n; ++i) best = keys[i] < best ? keys[i] : best;
+    if (best == kNone) break;
+    const size_t i = static_cast<size_t>(best) & 0xFF;
+    const size_t j = next[i];
+    ids[i] = merged[i];
+    keys[j] = kNone;
+    const size_t k = next[j];
+    next[i] = static_cast<uint8_t>(k);
+    if (k < n) prev[k] = static_cast<uint8_t>(i);
+    keys[i] = k < n ? key_of(i, k) : kNone;
+    if (i > 0) keys[prev[i]] = key_of(prev[i], i);
+  }
+  size_t out = 0;
+  for (size_t i = 0; i < n; i = next[i]) ids[out++] = ids[i];
+  ids.resize(out);
+}
+
+// For pieces of 33 to kMediumLimit symbols. Every adjacent pair's (rank,
+// position) is packed into one int32 key, so "the lowest rank, leftmost on
+// ties" is the minimum key; keys sit in blocks of 16 with a per-block
+// minimum, so finding the next merge reads at most 16 block minima and each
+// key update rescans one block (vectorized). Merged symbols are unlinked, not
+// shifted. HOT PATH: almost every word-cache miss of real text lands here.
 void BpeModel::MergeShort(BpeScratch* scratch) const {
   auto& ids = scratch->symbols;
-  auto& ranks = scratch->ranks;
-  auto& merged = scratch->merged;
-  size_t n = ids.size();
-  ranks.resize(n);
-  merged.resize(n);
-  for (size_t i = 0; i + 1 < n; ++i) {
-    MergeRule r = merges_.Find(ids[i], ids[i + 1]);
-    ranks[i] = r.rank;
+  const size_t n = ids.size();
+  if (n < 2) return;
+  if (n <= 2 * BpeScratch::kBlock) {
+    MergeSmall(scratch);
+    return;
+  }
+  constexpr int32_t kNone = INT32_MAX;
+  constexpr size_t kBlock = BpeScratch::kBlock;
+  int32_t* keys = scratch->keys;
+  int32_t* block_min = scratch->block_min;
+  uint8_t* next = scratch->next;
+  uint8_t* prev = scratch->prev;
+  uint32_t* merged = scratch->merged_ids;
+  const size_t blocks = (n + kBlock - 1) / kBlock;
+  for (size_t i = n; i < blocks * kBlock; ++i) keys[i] = kNone;
+  auto key_of = [&](size_t i, size_t j) -> int32_t {
+    MergeRule r = merges_.Find(ids[i], ids[j]);
+    if (r.rank == MergeTable::kNoRank) return kNone;
     merged[i] = r.merged_id;
+    return static_cast<int32_t>((r.rank << 8) | i);
+  };
+  auto refresh_block = [&](size_t b) {
+    const int32_t* k = keys + b * kBlock;
+    int32_t m = kNone;
+    for (size_t t = 0; t < kBlock; ++t) m = k[t] < m ? k[t] : m;
+    block_min[b] = m;
+  };
+  for (size_t i = 0; i < n; ++i) {
+    next[i] = static_cast<uint8_t>(i + 1);
+    prev[i] = static_cast<uint8_t>(i - 1);  // prev[0] is never read
   }
-  if (n > 0) ranks[n - 1] = MergeTable::kNoRank;
-  while (n > 1) {
-    size_t best = 0;
-    uint32_t best_rank = ranks[0];
-    for (size_t i = 1; i + 1 < n; ++i) {
-      if (ranks[i] < best_rank) {
-        best_rank = ranks[i];
-        best = i;
-      }
-    }
-    if (best_rank == MergeTable::kNoRank) break;
-    ids[best] = merged[best];
-    // Remove symbol best + 1.
-    for (size_t i = best + 1; i + 1 < n; ++i) {
-      ids[i] = ids[i + 1];
-      ranks[i] = ranks[i + 1];
-      merged[i] = merged[i + 1];
-    }
-    --n;
-    ranks[n - 1] = MergeTable::kNoRank;
-    if (best + 1 < n) {
-      MergeRule r = merges_.Find(ids[best], ids[best + 1]);
-      ranks[best] = r.rank;
-      merged[best] = r.merged_id;
-    } else {
-      ranks[best] = MergeTable::kNoRank;
-    }
-    if (best > 0) {
-      MergeRule r = merges_.Find(ids[best - 1], ids[best]);
-      ranks[best - 1] = r.rank;
-      merged[best - 1] = r.merged_id;
+  for (size_t i = 0; i + 1 < n; ++i) keys[i] = key_of(i, i + 1);
+  keys[n - 1] = kNone;
+  for (size_t b = 0; b < blocks; ++b) refresh_block(b);
+  while (true) {
+    int32_t best = kNone;
+    for (size_t b = 0; b < blocks; ++b) best = block_min[b] < best ? block_min[b] : best;
+    if (best == kNone) break;
+    const size_t i = static_cast<size_t>(best) & 0xFF;
+    const size_t j = next[i];
+    ids[i] = merged[i];
+    keys[j] = kNone;
+    const size_t k = next[j];
+    next[i] = static_cast<uint8_t>(k);
+    if (k < n) prev[k] = static_cast<uint8_t>(i);
+    keys[i] = k < n ? key_of(i, k) : kNone;
+    const size_t bi = i / kBlock, bj = j / kBlock;
+    refresh_block(bi);
+    if (bj != bi) refresh_block(bj);
+    if (i > 0) {
+      const size_t p = prev[i];
+      keys[p] = key_of(p, i);
+      const size_t bp = p / kBlock;
+      if (bp != bi) refresh_block(bp);
+      else refresh_block(bi);
     }
   }
-  ids.resize(n);
+  size_t out = 0;
+  for (size_t i = 0; i < n; i = next[i]) ids[out++] = ids[i];
+  ids.resize(out);
 }
 
 // O(n log n): a heap of candidate merges over a linked list of symbols, for
@@ -301,8 +371,7 @@ void BpeModel::EncodePieceUncached(std::string_view piece, BpeScratch* scratch, 
   }
   scratch->symbols.clear();
   InitialSymbols(piece, &scratch->symbols);
-  constexpr size_t kShortLimit = 64;
-  if (scratch->symbols.size() <= kShortLimit) {
+  if (scratch->symbols.size() <= BpeScratch::kMediumLimit) {
     MergeShort(scratch);
   } else {
     MergeLong(scratch);

@@ -36,10 +36,17 @@ struct BpeSpec {
 
 // Per-thread working memory for the merge loop and the word cache.
 struct BpeScratch {
+  // Pieces of up to this many symbols take the array path; positions must
+  // fit in a byte there.
+  static constexpr size_t kMediumLimit = 255;
+  static constexpr size_t kBlock = 16;
   WordCache cache;
   std::vector<uint32_t> symbols;
-  std::vector<uint32_t> ranks;
-  std::vector<uint32_t> merged;
+  alignas(64) int32_t keys[256];
+  int32_t block_min[256 / kBlock];
+  uint8_t next[kMediumLimit];
+  uint8_t prev[kMediumLimit];
+  uint32_t merged_ids[kMediumLimit];
   struct Node {
     uint32_t id;
     int32_t prev;
@@ -83,6 +90,7 @@ class BpeModel {
   // Appends the initial symbols of `piece` (one per byte, after prefixes,
   // suffixes, byte fallback and unknown handling) to `symbols`.
   void InitialSymbols(std::string_view piece, std::vector<uint32_t>* symbols) const;
+  void MergeSmall(BpeScratch* scratch) const;
   void MergeShort(BpeScratch* scratch) const;
   void MergeLong(BpeScratch* scratch) const;
 

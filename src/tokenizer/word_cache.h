@@ -21,7 +21,7 @@ class WordCache {
  public:
   static constexpr size_t kMaxWordBytes = 96;  // longer pieces are not cached
 
-  explicit WordCache(size_t max_entries = 1 << 15) : max_entries_(max_entries) {
+  explicit WordCache(size_t max_entries = 1 << 17) : max_entries_(max_entries) {
     size_t cap = 16;
     while (cap < max_entries * 2) cap <<= 1;
     slots_.assign(cap, Slot{});
