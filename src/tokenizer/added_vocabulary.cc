@@ -1,6 +1,7 @@
 #include "tokenizer/added_vocabulary.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include <utf8proc.h>
 
@@ -83,6 +84,14 @@ AddedTokenMatcher::AddedTokenMatcher(std::vector<std::string> patterns, std::vec
     nodes_[node].token = static_cast<int32_t>(t);
   }
   if (nodes_.size() == 1) tokens_.clear();
+  int distinct = 0;
+  for (int b = 0; b < 256; ++b) {
+    if (first_byte_[b]) {
+      ++distinct;
+      single_first_byte_ = b;
+    }
+  }
+  if (distinct != 1) single_first_byte_ = -1;
 }
 
 int32_t AddedTokenMatcher::LongestMatchAt(std::string_view text, size_t pos, size_t* len) const {
@@ -111,7 +120,12 @@ void AddedTokenMatcher::Split(std::string_view text, bool skip_special, std::vec
   uint32_t start_offset = 0;  // end of the last split emitted
   size_t pos = 0;
   while (pos < n) {
-    if (!first_byte_[static_cast<unsigned char>(text[pos])]) {
+    if (single_first_byte_ >= 0) {
+      // Usually every token starts with '<': memchr skips the text between.
+      const void* hit = std::memchr(text.data() + pos, single_first_byte_, n - pos);
+      if (!hit) break;
+      pos = static_cast<size_t>(static_cast<const char*>(hit) - text.data());
+    } else if (!first_byte_[static_cast<unsigned char>(text[pos])]) {
       ++pos;
       continue;
     }

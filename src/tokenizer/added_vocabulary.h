@@ -60,6 +60,7 @@ class AddedTokenMatcher {
   std::vector<Node> nodes_;
   std::vector<const AddedTokenSpec*> tokens_;
   bool first_byte_[256] = {};
+  int single_first_byte_ = -1;  // when every pattern starts with the same byte
 };
 
 class AddedVocabulary {

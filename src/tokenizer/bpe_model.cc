@@ -128,6 +128,10 @@ Result<BpeModel> BpeModel::Build(const BpeSpec& spec) {
     rules.push_back({*a_id, *b_id, *merged});
   }
   m.merges_ = MergeTable(rules);
+  if (m.simple_bytes_) {
+    m.char_level_ = CharLevelBpe::Build(rules, m.merges_, m.byte_ids_, limit,
+                                        [&m](uint32_t id) { return m.DecodedBytes(id); });
+  }
   return m;
 }
 
@@ -369,6 +373,22 @@ void BpeModel::EncodePieceUncached(std::string_view piece, BpeScratch* scratch, 
       return;
     }
   }
+  if (char_level_) {
+    bool multibyte = false;
+    for (unsigned char b : piece) multibyte |= b >= 0x80;
+    if (multibyte && char_level_->Encode(piece, merges_, out)) return;
+  }
+  EncodePieceByteLevel(piece, scratch, out);
+}
+
+void BpeModel::EncodePieceByteLevel(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const {
+  if (piece.empty()) return;
+  if (ignore_merges_) {
+    if (auto id = bytes_index_.Find(piece)) {
+      out->push_back(*id);
+      return;
+    }
+  }
   scratch->symbols.clear();
   InitialSymbols(piece, &scratch->symbols);
   if (scratch->symbols.size() <= BpeScratch::kMediumLimit) {
@@ -389,15 +409,19 @@ void BpeModel::EncodePiece(std::string_view piece, BpeScratch* scratch, std::vec
     EncodePieceUncached(piece, scratch, out);
     return;
   }
-  uint64_t h = WordCache::Hash(piece);
+  const WordCache::Key key = WordCache::MakeKey(piece);
   std::span<const uint32_t> hit;
-  if (scratch->cache.Find(piece, h, &hit)) {
-    out->insert(out->end(), hit.begin(), hit.end());
+  if (scratch->cache.Find(piece, key, &hit)) {
+    if (hit.size() == 1) {
+      out->push_back(hit[0]);
+    } else {
+      out->insert(out->end(), hit.begin(), hit.end());
+    }
     return;
   }
   size_t before = out->size();
   EncodePieceUncached(piece, scratch, out);
-  scratch->cache.Insert(piece, h, std::span<const uint32_t>(out->data() + before, out->size() - before));
+  scratch->cache.Insert(piece, key, std::span<const uint32_t>(out->data() + before, out->size() - before));
 }
 
 }  // namespace tokenfeed::tokenizer

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "tokenfeed/status.h"
+#include "tokenizer/char_level_bpe.h"
 #include "tokenizer/merge_table.h"
 #include "tokenizer/token_index.h"
 #include "tokenizer/word_cache.h"
@@ -71,6 +73,9 @@ class BpeModel {
 
   // The same without the cache (tests compare the two).
   void EncodePieceUncached(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const;
+  // Without the cache and without the character-level shortcut: the plain
+  // byte-level merge loop (tests compare it with the shortcut).
+  void EncodePieceByteLevel(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const;
 
   // What the ByteLevel decoder turns token `id` into: its bytes when every
   // character of its text is in the byte-level alphabet, its text otherwise.
@@ -95,6 +100,7 @@ class BpeModel {
   void MergeLong(BpeScratch* scratch) const;
 
   MergeTable merges_;
+  std::shared_ptr<const CharLevelBpe> char_level_;  // null when the shortcut does not apply
   TokenIndex bytes_index_;  // raw bytes -> id, for tokens spelled in the alphabet
   TokenIndex text_index_;   // tokenizer.json text -> id
   std::string text_arena_;

@@ -64,6 +64,7 @@ class TokenizerImpl final : public Tokenizer {
   Status EncodeWith(std::string_view text, const EncodeOptions& options, EncodeScratch* scratch,
                     std::vector<TokenId>* ids) const;
   EncodeScratch* ThreadScratch() const;
+  const BpeModel& model() const { return model_; }
 
  private:
   std::unique_ptr<Normalizer> normalizer_;

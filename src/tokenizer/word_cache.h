@@ -1,8 +1,12 @@
-// WordCache: remembers the BPE result of recently seen short pieces
-// (pre-tokenized words) so that frequent words cost one hash probe instead of
-// a merge loop. Memory is bounded: when the table reaches its entry limit it is
-// cleared wholesale (cheap, and real text refills the hot words at once).
-// Not thread-safe: each encoding thread owns one (inside its EncodeScratch).
+// WordCache: remembers the BPE result of recently seen pieces (pre-tokenized
+// words) so that frequent words cost one probe instead of a merge loop.
+// Pieces of up to 16 bytes -- nearly all of them in real text -- are keyed
+// by two machine words read straight from the text, so a lookup is a
+// multiply, one slot load and two compares; longer pieces (up to
+// kMaxWordBytes) keep their bytes in an arena. Memory is bounded: at its entry
+// limit the table is cleared wholesale (cheap; real text refills the hot words
+// at once).
+// Not thread-safe: each encoding thread owns one (inside its BpeScratch).
 #pragma once
 
 #include <cstdint>
@@ -21,24 +25,59 @@ class WordCache {
  public:
   static constexpr size_t kMaxWordBytes = 96;  // longer pieces are not cached
 
-  explicit WordCache(size_t max_entries = 1 << 17) : max_entries_(max_entries) {
+  // The identity of a piece: its length and two words that, for up to 16
+  // bytes, determine every byte; for longer pieces, with `hash`, they select
+  // candidates that a byte comparison confirms.
+  struct Key {
+    uint64_t w0, w1;
+    uint64_t hash;
+    uint32_t len;
+  };
+
+  static Key MakeKey(std::string_view word) {
+    const auto* p = reinterpret_cast<const unsigned char*>(word.data());
+    const size_t n = word.size();
+    Key k{0, 0, 0, static_cast<uint32_t>(n)};
+    if (n >= 8) {
+      // Two (possibly overlapping) 8-byte loads cover 8..16 bytes exactly.
+      std::memcpy(&k.w0, p, 8);
+      std::memcpy(&k.w1, p + (n <= 16 ? n - 8 : 8), 8);
+    } else if (n >= 4) {
+      uint32_t a, b;
+      std::memcpy(&a, p, 4);
+      std::memcpy(&b, p + n - 4, 4);
+      k.w0 = (uint64_t{b} << 32) | a;
+    } else if (n > 0) {
+      k.w0 = uint64_t{p[0]} | (uint64_t{p[n / 2]} << 8) | (uint64_t{p[n - 1]} << 16);
+    }
+    if (n <= 16) {
+      uint64_t h = (k.w0 ^ (uint64_t{n} << 56)) * 0x9E3779B97F4A7C15ULL;
+      h ^= (k.w1 + h) * 0xC2B2AE3D27D4EB4FULL;
+      k.hash = h ^ (h >> 29);
+    } else {
+      k.hash = XXH3_64bits(p, n);
+    }
+    return k;
+  }
+
+  explicit WordCache(size_t max_entries = 1 << 14) : max_entries_(max_entries) {
     size_t cap = 16;
     while (cap < max_entries * 2) cap <<= 1;
     slots_.assign(cap, Slot{});
     mask_ = cap - 1;
-    keys_.reserve(max_entries * 8);
+    long_keys_.reserve(max_entries * 4);
     ids_.reserve(max_entries * 3);
   }
 
-  // HOT PATH: one hash of the piece and a short probe run.
-  // Returns false when `word` is not cached.
-  bool Find(std::string_view word, uint64_t hash, std::span<const uint32_t>* ids) const {
-    size_t i = hash & mask_;
+  // HOT PATH. Returns false when `word` is not cached.
+  bool Find(std::string_view word, const Key& key, std::span<const uint32_t>* ids) const {
+    size_t i = key.hash & mask_;
     while (true) {
       const Slot& s = slots_[i];
-      if (s.key_len == kEmpty) return false;
-      if (s.hash == hash && s.key_len == word.size() &&
-          std::memcmp(keys_.data() + s.key_offset, word.data(), word.size()) == 0) {
+      if (s.len == kEmpty) return false;
+      if (s.len == key.len && s.w0 == key.w0 && s.w1 == key.w1 &&
+          (key.len <= 16 || (s.hash == key.hash &&
+                             std::memcmp(long_keys_.data() + s.key_offset, word.data(), word.size()) == 0))) {
         *ids = std::span<const uint32_t>(ids_.data() + s.ids_offset, s.ids_len);
         return true;
       }
@@ -46,23 +85,30 @@ class WordCache {
     }
   }
 
-  void Insert(std::string_view word, uint64_t hash, std::span<const uint32_t> ids) {
+  void Insert(std::string_view word, const Key& key, std::span<const uint32_t> ids) {
     if (word.size() > kMaxWordBytes) return;
     if (size_ >= max_entries_) Clear();
-    size_t i = hash & mask_;
-    while (slots_[i].key_len != kEmpty) i = (i + 1) & mask_;
-    slots_[i] = Slot{hash, static_cast<uint32_t>(keys_.size()), static_cast<uint32_t>(word.size()),
-                     static_cast<uint32_t>(ids_.size()), static_cast<uint32_t>(ids.size())};
-    keys_.append(word);
+    size_t i = key.hash & mask_;
+    while (slots_[i].len != kEmpty) i = (i + 1) & mask_;
+    Slot& s = slots_[i];
+    s.w0 = key.w0;
+    s.w1 = key.w1;
+    s.hash = key.hash;
+    s.len = key.len;
+    s.ids_offset = static_cast<uint32_t>(ids_.size());
+    s.ids_len = static_cast<uint32_t>(ids.size());
+    s.key_offset = 0;
+    if (word.size() > 16) {
+      s.key_offset = static_cast<uint32_t>(long_keys_.size());
+      long_keys_.append(word);
+    }
     ids_.insert(ids_.end(), ids.begin(), ids.end());
     ++size_;
   }
 
-  static uint64_t Hash(std::string_view word) { return XXH3_64bits(word.data(), word.size()); }
-
   void Clear() {
-    for (Slot& s : slots_) s.key_len = kEmpty;
-    keys_.clear();
+    for (Slot& s : slots_) s.len = kEmpty;
+    long_keys_.clear();
     ids_.clear();
     size_ = 0;
   }
@@ -72,18 +118,19 @@ class WordCache {
  private:
   static constexpr uint32_t kEmpty = UINT32_MAX;
   struct Slot {
+    uint64_t w0 = 0, w1 = 0;
     uint64_t hash = 0;
-    uint32_t key_offset = 0;
-    uint32_t key_len = kEmpty;
+    uint32_t len = kEmpty;
     uint32_t ids_offset = 0;
     uint32_t ids_len = 0;
+    uint32_t key_offset = 0;
   };
 
   size_t max_entries_;
   std::vector<Slot> slots_;
   size_t mask_ = 0;
   size_t size_ = 0;
-  std::string keys_;
+  std::string long_keys_;
   std::vector<uint32_t> ids_;
 };
 
