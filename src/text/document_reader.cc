@@ -109,8 +109,16 @@ InputFormat DocumentReader::FormatForPath(std::string_view path, InputFormat opt
 
 Result<std::unique_ptr<DocumentReader>> DocumentReader::Open(SourceSet sources, ReaderOptions options,
                                                              ResumePoint start) {
-  if (options.max_document_bytes == 0) return Status::InvalidArgument("the maximum document size must be at least 1 byte");
-  if (options.read_block_bytes == 0) return Status::InvalidArgument("the read block size must be at least 1 byte");
+  // simdjson parses at most 4 GiB - 1 at once; larger limits would only fail later.
+  constexpr size_t kMaxDocumentLimit = (size_t{4} << 30) - 1;
+  if (options.max_document_bytes == 0 || options.max_document_bytes > kMaxDocumentLimit) {
+    return Status::InvalidArgument("the maximum document size must be between 1 byte and 4 GiB - 1, not " +
+                                   std::to_string(options.max_document_bytes));
+  }
+  if (options.read_block_bytes == 0 || options.read_block_bytes > (size_t{1} << 30)) {
+    return Status::InvalidArgument("the read block size must be between 1 byte and 1 GiB, not " +
+                                   std::to_string(options.read_block_bytes));
+  }
   const std::string& field = options.json_field;
   if (field.empty() || field.front() == '.' || field.back() == '.' || field.find("..") != std::string::npos) {
     return Status::InvalidArgument("JSON field '" + field +
@@ -156,6 +164,7 @@ Status DocumentReader::OpenFile() {
   state->window =
       std::make_unique<LineWindow>(state->source.get(), options_.max_document_bytes, options_.read_block_bytes);
   state->format = FormatForPath(file.path, options_.format);
+  doc_ = OpenDocument{};  // a paragraph cut short by an error in the last file is gone
   if (!start_applied_ && file_index_ == start_.file_index) {
     start_applied_ = true;
     if (start_.byte_offset != 0 || start_.line != 1) {

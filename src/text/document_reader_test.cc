@@ -186,6 +186,12 @@ TEST(DocumentReaderTest, DottedFieldPath) {
     options.json_field = bad;
     EXPECT_FALSE(DocumentReader::Open(SourceSet::FromPaths({path}), options).ok()) << bad;
   }
+  ReaderOptions zero;
+  zero.max_document_bytes = 0;
+  EXPECT_FALSE(DocumentReader::Open(SourceSet::FromPaths({path}), zero).ok());
+  ReaderOptions huge;
+  huge.max_document_bytes = size_t{1} << 40;
+  EXPECT_FALSE(DocumentReader::Open(SourceSet::FromPaths({path}), huge).ok());
 }
 
 TEST(DocumentReaderTest, InvalidUtf8IsReplacedByDefault) {
@@ -447,6 +453,28 @@ TEST(DocumentReaderTest, TruncatedGzipDeliversCompleteDocumentsThenAnError) {
 
 TEST(DocumentReaderTest, TruncatedZstdDeliversCompleteDocumentsThenAnError) {
   ExpectTruncatedFileDeliversCompleteDocumentsOnly(true);
+}
+
+TEST(DocumentReaderTest, ParagraphCutByATruncationDoesNotLeakIntoTheNextFile) {
+  TempDir dir;
+  std::string one_paragraph = "a short first paragraph\n\n";
+  for (int i = 0; i < 40000; ++i) one_paragraph += "line " + std::to_string(i) + " of a paragraph with no end\n";
+  std::string gz = testing::GzipCompress(one_paragraph);
+  std::string cut = dir.Write("a.txt.gz", gz.substr(0, gz.size() / 2));
+  std::string next = dir.Write("b.txt", "x\n\ny\n");
+  ReaderOptions options;
+  options.text_mode = TextMode::kParagraph;
+  auto events = ReadPaths({cut, next}, options);
+  ASSERT_GE(events.size(), 2u);
+  EXPECT_EQ(events[0].text, "a short first paragraph");
+  EXPECT_TRUE(events[1].error.IsCorruption()) << "the cut paragraph must not be delivered";
+  std::vector<Event> after(events.begin() + 2, events.end());
+  auto docs = Only(after, ReadEvent::kDocument);
+  ASSERT_EQ(docs.size(), 2u);
+  EXPECT_EQ(docs[0].text, "x");
+  EXPECT_EQ(docs[0].position.byte_offset, 0u);
+  EXPECT_EQ(docs[0].position.file_index, 1u);
+  EXPECT_EQ(docs[1].text, "y");
 }
 
 TEST(DocumentReaderTest, FileThatVanishedIsNotFoundAndTheNextIsRead) {
