@@ -57,9 +57,9 @@ Result<size_t> ReadFully(int fd, char* dst, size_t n, const std::string& path, u
 
 std::string TruncatedMessage(const std::string& path, std::string_view format, uint64_t uncompressed,
                              uint64_t compressed) {
-  return "'" + path + "': the " + std::string(format) + " stream is truncated: it ends after " +
-         std::to_string(compressed) + " compressed bytes, inside a compressed block, at uncompressed byte offset " +
-         std::to_string(uncompressed) +
+  return "'" + path + "': the " + std::string(format) + " stream is truncated: the file ends after " +
+         std::to_string(compressed) + " compressed bytes, before the end of the compressed data, at uncompressed " +
+         "byte offset " + std::to_string(uncompressed) +
          ". The file is incomplete: documents that ended before that offset were delivered, the rest is lost. "
          "Copy or compress the file again.";
 }

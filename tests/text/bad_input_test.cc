@@ -156,6 +156,8 @@ TEST(TextBadInputTest, EveryProblemIsCountedAndTheRestIsRead) {
     if (reason == "too_long") {
       EXPECT_NE(file.find("03_bad.jsonl"), std::string_view::npos);
       EXPECT_EQ(line, 6u);
+      EXPECT_EQ(offset, 88u);
+      EXPECT_NE(message.find("document of 5011 bytes"), std::string_view::npos) << message;
     }
     ++by_reason[std::string(reason)];
     ++lines;
