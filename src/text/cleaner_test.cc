@@ -11,6 +11,8 @@
 namespace tokenfeed::text {
 namespace {
 
+using namespace std::string_literals;
+
 // A slow, obviously correct statement of the default rules over code points.
 std::string ReferenceClean(std::string_view in) {
   std::u32string cps;
@@ -94,7 +96,7 @@ TEST(CleanerTest, LineEndingsBecomeLf) {
 
 TEST(CleanerTest, ControlCharactersAreDroppedExceptTabAndLineBreaks) {
   Cleaner cleaner = Make();
-  std::string in("a\0b\x01\x08\tc\x0B\x0C\x1B\x1F\x7F\nd", 16);
+  std::string in = "a\0b\x01\x08\tc\x0B\x0C\x1B\x1F\x7F\nd"s;
   EXPECT_EQ(CleanToString(cleaner, in), "ab\tc\nd");
   // C1 controls go, NEL (U+0085) stays, other U+00xx letters stay.
   EXPECT_EQ(CleanToString(cleaner, "x\xC2\x80y\xC2\x9Fz\xC2\x85w\xC2\xA9\xC3\xA9"), "xyz\xC2\x85w\xC2\xA9\xC3\xA9");
@@ -102,7 +104,7 @@ TEST(CleanerTest, ControlCharactersAreDroppedExceptTabAndLineBreaks) {
   EXPECT_EQ(CleanToString(cleaner, "a\xE2\x80\xA8" "b\xE2\x80\xA9" "c"), "a\xE2\x80\xA8" "b\xE2\x80\xA9" "c");
   CleanOptions keep;
   keep.drop_controls = false;
-  EXPECT_EQ(CleanToString(Make(keep), std::string("a\0b", 3)), std::string("a\0b", 3));
+  EXPECT_EQ(CleanToString(Make(keep), "a\0b"s), "a\0b"s);
 }
 
 TEST(CleanerTest, TrimRemovesUnicodeWhiteSpaceAtTheEndsOnly) {
@@ -120,7 +122,7 @@ TEST(CleanerTest, EmptyAfterCleaningIsDropped) {
   Cleaner cleaner = Make();
   DropReason reason{};
   EXPECT_EQ(CleanToString(cleaner, "", &reason), "<dropped:empty>");
-  EXPECT_EQ(CleanToString(cleaner, std::string(" \0\x01\r\n \xC2\xA0", 9), &reason), "<dropped:empty>");
+  EXPECT_EQ(CleanToString(cleaner, " \0\x01\r\n \xC2\xA0"s, &reason), "<dropped:empty>");
   EXPECT_EQ(reason, DropReason::kEmpty);
 }
 

@@ -20,6 +20,8 @@
 namespace tokenfeed::text {
 namespace {
 
+using namespace std::string_literals;
+
 using testing::TempDir;
 
 struct IngestOutcome {
@@ -82,8 +84,8 @@ TEST(TextBadInputTest, EveryProblemIsCountedAndTheRestIsRead) {
             "{\"text\":\"" + long_doc + "\"}\n"  // too_long for the reader
             "{\"text\":\"caf\xE9\"}\n");       // invalid UTF-8, replaced
   // A PNG header read as JSONL: three "lines", none of them JSON.
-  dir.Write("in/04_binary.jsonl", std::string("\x89PNG\r\n\x1A\n\x00\x00\x00\x0DIHDR\x00\x01", 18));
-  dir.Write("in/05_nul.txt", std::string("text with\0 NULs\0 inside\n", 24));
+  dir.Write("in/04_binary.jsonl", "\x89PNG\r\n\x1A\n\x00\x00\x00\x0D" "IHDR\x00\x01"s);
+  dir.Write("in/05_nul.txt", "text with\0 NULs\0 inside\n"s);
   dir.Write("in/06_empty.jsonl", "");
   std::string gz_docs_text, zst_docs_text;
   for (int i = 0; i < 30000; ++i) {
