@@ -1,11 +1,9 @@
-// Cleaner: the per-document cleaning rules, applied in one pass over the
-// text: drop control characters, normalise line endings, trim whitespace at
-// both ends, then check length limits. The same text and options always give
-// the same result. When nothing changes it returns a view of the input
-// (trimming only narrows the view), so clean text costs no copy.
-// It does not deduplicate (see content_dedup.h) and does not split or
-// tokenize. Clean is const: share one Cleaner among threads, each thread with
-// its own scratch string and CleaningStats.
+// Cleaner: the per-document cleaning rules in one pass: drop control
+// characters, normalise line endings, trim white space, check length limits.
+// Deterministic; returns a view of the input when only trimming applies, so
+// clean text costs no copy. It does not deduplicate (content_dedup.h) or
+// split. Clean is const: share one Cleaner among threads, each with its own
+// scratch string and CleaningStats.
 #pragma once
 
 #include <cstdint>

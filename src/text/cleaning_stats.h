@@ -1,8 +1,7 @@
-// CleaningStats: what happened to the documents of a run: how many went in,
-// how many were kept, how many were dropped for each DropReason (reader
-// rejects and cleaner drops alike), and the bytes before and after. Each
-// thread keeps its own and the totals come from Merge; a plain value, not
-// synchronised.
+// CleaningStats: what happened to the documents of a run: offered, kept,
+// changed, bytes in and out, and drops for each DropReason (reader rejects
+// and cleaner drops alike). Each thread keeps its own; Merge adds them up.
+// A plain value, not synchronised.
 #pragma once
 
 #include <array>

@@ -1,12 +1,9 @@
-// Exact deduplication within a run: ContentHash is the XXH3-128 hash of a
-// cleaned text, DedupSet remembers the hashes seen. Memory: a power-of-two
-// table of 16-byte slots, doubled before it passes 3/4 full, so 21-43 bytes
-// per unique document (100 million: 2.1-4.3 GB), never more than
-// max_memory_bytes: past that, new hashes are not remembered (saturated()).
-// Two different texts share a hash with probability about n^2 / 2^129 for n
-// documents (1e9 documents: ~1.5e-21). Not across shards, not across runs.
-// Hashing is pure (any thread); DedupSet is not synchronised: call Admit in
-// document order from one thread, so which copy is kept is deterministic.
+// Exact deduplication within a run: ContentHash is XXH3-128 of a cleaned
+// text; DedupSet remembers the hashes in 16-byte slots (21-43 bytes per unique
+// document) up to max_memory_bytes, then stops remembering (saturated()).
+// False-duplicate odds: about n^2 / 2^129 for n documents. Hashing is pure;
+// DedupSet is not synchronised: call Admit in document order from one thread,
+// so which copy survives is deterministic. Costs: docs/sources_and_cleaning.md.
 #pragma once
 
 #include <cstddef>

@@ -1,14 +1,9 @@
-// DocumentReader: turns the files of a SourceSet into documents, in order,
-// each with its source position (file, line, uncompressed byte offset,
-// ordinal in the file, sequence number in this reader) and the ResumePoint
-// that continues just after it. Per-document problems (bad JSON, missing
-// field, too long, invalid UTF-8 under kReject) come back as Reject events
-// and reading goes on; whole-file problems (missing, unreadable, truncated or
-// damaged archive) come back as an error Status that names the file, after
-// every document that ended before the problem has been delivered.
-// It does not clean, deduplicate or tokenize (see cleaner.h).
-// Text views are valid until the next call to Next. Not thread-safe: one
-// thread calls Next; copy the text when handing it to another thread.
+// DocumentReader: the files of a SourceSet as documents, in order, each with
+// its position (file, line, uncompressed byte offset, ordinal, sequence) and
+// the ResumePoint just after it. Per-document problems are Reject events and
+// reading goes on; whole-file problems are an error Status naming the file.
+// It does not clean, deduplicate or tokenize. Views are valid until the next
+// Next; not thread-safe: one thread reads, copies go to workers.
 #pragma once
 
 #include <cstddef>
