@@ -10,6 +10,9 @@
 namespace tokenfeed::text {
 namespace {
 
+// A next_offset that means "this document is the last of its file".
+constexpr uint64_t kEndsTheFile = ~uint64_t{0};
+
 bool IsBlank(std::string_view s) {
   for (char c : s) {
     if (c != ' ' && c != '\t' && c != '\r' && c != '\v' && c != '\f') return false;
@@ -240,7 +243,13 @@ ReadEvent DocumentReader::Emit(std::string_view text, uint32_t repairs, uint64_t
   document_.position = DocumentPosition{file_index_, line, offset, file_->ordinal};
   document_.sequence = sequence_++;
   document_.utf8_repairs = repairs;
-  document_.next = ResumePoint{file_index_, next_offset, next_line, file_->ordinal + 1, sequence_, {}};
+  if (next_offset == kEndsTheFile) {
+    // Nothing can follow in this file, and a position at its end would not
+    // be after an LF (the check StartAt makes): continue with the next file.
+    document_.next = ResumePoint{file_index_ + 1, 0, 1, 0, sequence_, {}};
+  } else {
+    document_.next = ResumePoint{file_index_, next_offset, next_line, file_->ordinal + 1, sequence_, {}};
+  }
   ++file_->ordinal;
   ++file_->documents;
   return ReadEvent::kDocument;
@@ -276,7 +285,8 @@ Result<ReadEvent> DocumentReader::NextLineDocument() {
     file_->last_line = line.number;
     if (line.too_long) return RejectHere(DropReason::kTooLong, TooLongMessage(line.length), line.number, line.offset);
     if (IsBlank(line.text)) continue;
-    if (!jsonl) return Deliver(line.text, line.number, line.offset, line.end_offset(), line.number + 1);
+    const uint64_t next_offset = line.ends_with_newline ? line.end_offset() : kEndsTheFile;
+    if (!jsonl) return Deliver(line.text, line.number, line.offset, next_offset, line.number + 1);
 
     // The line lies in the window with LineWindow::kPadding bytes after it,
     // which is what the parser needs; a repaired copy gets its own padding.
@@ -301,7 +311,7 @@ Result<ReadEvent> DocumentReader::NextLineDocument() {
     }
     JsonTextField::Outcome outcome = json_->Extract(json);
     if (!outcome.ok) return RejectHere(outcome.reason, std::move(outcome.message), line.number, line.offset);
-    return Emit(outcome.text, repairs, line.number, line.offset, line.end_offset(), line.number + 1);
+    return Emit(outcome.text, repairs, line.number, line.offset, next_offset, line.number + 1);
   }
 }
 
@@ -338,7 +348,7 @@ Result<ReadEvent> DocumentReader::NextParagraphOrFile() {
     // A blank line or the end of the file closes the open document.
     doc_.open = false;
     const bool lost = f.window->pin_lost();
-    uint64_t next_offset = got ? line.end_offset() : doc_.next_offset;
+    uint64_t next_offset = got ? line.end_offset() : kEndsTheFile;
     uint64_t next_line = got ? line.number + 1 : doc_.next_line;
     if (doc_.too_long || lost || doc_.end - doc_.offset > options_.max_document_bytes) {
       f.window->Unpin();

@@ -60,6 +60,8 @@ struct ReaderOptions {
 // Where reading starts. The default is the beginning of the first file. To
 // resume, pass the `next` of the last document already consumed: reading
 // continues with the document after it (rejects after it are reported again).
+// After a file's last document `next` may already name the next file (its
+// start), or file_index == files().size() when no file is left.
 struct ResumePoint {
   uint32_t file_index = 0;   // index into SourceSet::files() (== size: nothing left)
   uint64_t byte_offset = 0;  // uncompressed offset of a line start in that file
@@ -67,7 +69,8 @@ struct ResumePoint {
   uint64_t ordinal = 0;      // ordinal in that file of the next document
   uint64_t sequence = 0;     // sequence number of the next document
   // When not empty, must equal files()[file_index].path: a changed file list
-  // is caught instead of resuming in the wrong file.
+  // is caught instead of resuming in the wrong file. Leave it empty when
+  // file_index == files().size().
   std::string path;
 };
 

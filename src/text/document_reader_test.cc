@@ -115,7 +115,12 @@ TEST(DocumentReaderTest, JsonlDocumentsCarryTheirPositions) {
   EXPECT_EQ(docs[2].text, "three");
   EXPECT_EQ(docs[2].position.line, 5u);
   EXPECT_EQ(docs[2].position.byte_offset, 36u);
-  EXPECT_EQ(docs[2].next.byte_offset, 52u);  // the end: no LF after the last line
+  // No LF after the last line, so nothing can follow in this file: next is the next file.
+  EXPECT_EQ(docs[2].next.file_index, 1u);
+  EXPECT_EQ(docs[2].next.byte_offset, 0u);
+  EXPECT_EQ(docs[2].next.line, 1u);
+  EXPECT_EQ(docs[2].next.ordinal, 0u);
+  EXPECT_EQ(docs[2].next.sequence, 3u);
   ASSERT_EQ(events.back().kind, ReadEvent::kFileEnd);
   EXPECT_EQ(events.back().end.documents, 3u);
   EXPECT_EQ(events.back().end.rejects, 0u);
@@ -352,10 +357,11 @@ struct ResumeCorpus {
       text += "para " + std::to_string(i) + " first line\r\nsecond line\n\n";
       if (i % 5 == 0) text += "\n\n";
     }
-    paths.push_back(dir.Write("a.jsonl", jsonl));
+    // a and d end without a line break, b and c with one or more.
+    paths.push_back(dir.Write("a.jsonl", jsonl.substr(0, jsonl.size() - 1)));
     paths.push_back(dir.WriteGzip("b.jsonl.gz", jsonl, 2));
     paths.push_back(dir.WriteZstd("c.txt.zst", text, 3));
-    paths.push_back(dir.Write("d.txt", text));
+    paths.push_back(dir.Write("d.txt", text.substr(0, text.size() - 2)));
     options.text_mode = TextMode::kParagraph;
     options.read_block_bytes = 97;  // refills everywhere
   }
@@ -365,10 +371,18 @@ TEST(DocumentReaderTest, ResumingAfterAnyDocumentGivesTheRestExactly) {
   ResumeCorpus corpus;
   auto all = Only(ReadPaths(corpus.paths, corpus.options), ReadEvent::kDocument);
   ASSERT_EQ(all.size(), 160u);
-  for (size_t k = 0; k < all.size(); k += (k < 45 ? 1 : 13)) {
+  std::vector<size_t> after;
+  for (size_t k = 0; k < 45; ++k) after.push_back(k);
+  for (size_t k = 45; k < all.size(); k += 13) after.push_back(k);
+  for (size_t k : {79, 80, 119, 120, 159}) after.push_back(k);  // each file's last and first
+  for (size_t k : after) {
     ResumePoint start = all[k].next;
-    start.path = corpus.paths[start.file_index];
-    auto rest = Only(ReadPaths(corpus.paths, corpus.options, start), ReadEvent::kDocument);
+    if (start.file_index < corpus.paths.size()) start.path = corpus.paths[start.file_index];
+    auto events = ReadPaths(corpus.paths, corpus.options, start);
+    for (const Event& e : events) {
+      ASSERT_TRUE(e.error.ok()) << "resumed after document " << k << ": " << e.error.ToString();
+    }
+    auto rest = Only(events, ReadEvent::kDocument);
     ASSERT_EQ(rest.size(), all.size() - k - 1) << "resumed after document " << k;
     for (size_t i = 0; i < rest.size(); ++i) {
       const Event& want = all[k + 1 + i];
