@@ -96,6 +96,7 @@ class DocumentReader::FileState {
   uint64_t documents = 0;
   uint64_t rejects = 0;
   uint64_t last_line = 0;
+  bool resumed = false;  // started at a ResumePoint inside this file
 };
 
 InputFormat DocumentReader::FormatForPath(std::string_view path, InputFormat option) {
@@ -175,6 +176,7 @@ Status DocumentReader::OpenFile() {
     }
     state->ordinal = start_.ordinal;
     state->last_line = start_.line - 1;
+    state->resumed = start_.byte_offset != 0;
   }
   file_ = std::move(state);
   return Status::OK();
@@ -199,7 +201,8 @@ Result<ReadEvent> DocumentReader::Next() {
   if (!event.ok()) {
     const FileState& f = *file_;
     Status s = event.status();
-    std::string m = s.message() + " [" + std::to_string(f.documents) + " documents of this file were delivered";
+    std::string m = s.message() + " [" + std::to_string(f.documents) + " documents of this file were delivered" +
+                    (f.resumed ? " since the resume point" : "");
     if (f.last_line > 0) m += ", reading stopped in line " + std::to_string(f.last_line + 1);
     m += "]";
     file_.reset();
