@@ -1,0 +1,329 @@
+#include "text/byte_source.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+namespace tokenfeed::text {
+namespace {
+
+// Compressed input is read in pieces of this size; it bounds the memory of a
+// decompressing source together with the codec's own state (zstd's window).
+constexpr size_t kCompressedBlockBytes = 256 * 1024;
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd) : fd_(fd) {}
+  ~FileDescriptor() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  int get() const { return fd_; }
+  int release() {
+    int fd = fd_;
+    fd_ = -1;
+    return fd;
+  }
+
+ private:
+  int fd_;
+};
+
+// read(2) that retries on EINTR; short counts only at the end of the file.
+Result<size_t> ReadFully(int fd, char* dst, size_t n, const std::string& path, uint64_t at) {
+  size_t got = 0;
+  while (got < n) {
+    ssize_t r = ::read(fd, dst + got, n - got);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return Status::FromErrno(errno, "read", path).WithContext("at byte offset " + std::to_string(at + got));
+    }
+    if (r == 0) break;
+    got += static_cast<size_t>(r);
+  }
+  return got;
+}
+
+std::string TruncatedMessage(const std::string& path, std::string_view format, uint64_t uncompressed,
+                             uint64_t compressed) {
+  return "'" + path + "': the " + std::string(format) + " stream is truncated: the file ends after " +
+         std::to_string(compressed) + " compressed bytes, before the end of the compressed data, at uncompressed " +
+         "byte offset " + std::to_string(uncompressed) +
+         ". The file is incomplete: documents that ended before that offset were delivered, the rest is lost. "
+         "Copy or compress the file again.";
+}
+
+class PlainSource final : public ByteSource {
+ public:
+  PlainSource(std::string path, int fd) : ByteSource(std::move(path), Compression::kNone), fd_(fd) {}
+
+  Result<size_t> Read(char* dst, size_t n) override {
+    TF_ASSIGN_OR_RETURN(size_t got, ReadFully(fd_.get(), dst, n, path_, offset_));
+    offset_ += got;
+    return got;
+  }
+  bool can_seek() const override { return true; }
+  Status SeekTo(uint64_t offset) override {
+    if (::lseek(fd_.get(), static_cast<off_t>(offset), SEEK_SET) < 0) {
+      return Status::FromErrno(errno, "seek in", path_).WithContext("to byte offset " + std::to_string(offset));
+    }
+    offset_ = offset;
+    return Status::OK();
+  }
+
+ private:
+  FileDescriptor fd_;
+};
+
+// Shared by the two decompressors: the compressed input, read in blocks.
+class CompressedInput {
+ public:
+  CompressedInput(int fd, const std::string* path) : fd_(fd), path_(path), buffer_(kCompressedBlockBytes) {}
+
+  // Refills when everything has been consumed; sets eof() at the end.
+  Status Refill() {
+    TF_ASSIGN_OR_RETURN(size_t got, ReadFully(fd_.get(), buffer_.data(), buffer_.size(), *path_, consumed_total_));
+    size_ = got;
+    pos_ = 0;
+    if (got == 0) eof_ = true;
+    return Status::OK();
+  }
+  const char* data() const { return buffer_.data() + pos_; }
+  size_t available() const { return size_ - pos_; }
+  void Consume(size_t n) {
+    pos_ += n;
+    consumed_total_ += n;
+  }
+  bool eof() const { return eof_; }
+  uint64_t consumed_total() const { return consumed_total_; }
+
+ private:
+  FileDescriptor fd_;
+  const std::string* path_;
+  std::vector<char> buffer_;
+  size_t size_ = 0;
+  size_t pos_ = 0;
+  bool eof_ = false;
+  uint64_t consumed_total_ = 0;
+};
+
+class GzipSource final : public ByteSource {
+ public:
+  GzipSource(std::string path, int fd) : ByteSource(std::move(path), Compression::kGzip), input_(fd, &path_) {}
+  ~GzipSource() override {
+    if (initialised_) inflateEnd(&stream_);
+  }
+
+  Status Init() {
+    std::memset(&stream_, 0, sizeof(stream_));
+    // 16 + 15: gzip wrapper only, 32 KiB window (the largest gzip uses).
+    if (inflateInit2(&stream_, 16 + MAX_WBITS) != Z_OK) {
+      return Status::ResourceExhausted("cannot start gzip decompression of '" + path_ + "': out of memory");
+    }
+    initialised_ = true;
+    return Status::OK();
+  }
+
+  Result<size_t> Read(char* dst, size_t n) override {
+    if (finished_) return size_t{0};
+    stream_.next_out = reinterpret_cast<Bytef*>(dst);
+    // zlib counts in uInt; a smaller piece is fine, the caller reads again.
+    stream_.avail_out = static_cast<uInt>(std::min<size_t>(n, 1u << 30));
+    const uInt out_start = stream_.avail_out;
+    while (stream_.avail_out == out_start) {
+      if (input_.available() == 0 && !input_.eof()) TF_RETURN_IF_ERROR(input_.Refill());
+      if (input_.available() == 0 && input_.eof()) {
+        if (member_ended_) {
+          finished_ = true;
+          return size_t{0};
+        }
+        return Status::Corruption(TruncatedMessage(path_, "gzip", offset_, input_.consumed_total()));
+      }
+      if (member_ended_) {
+        // Another member follows (files joined with cat are valid gzip).
+        inflateReset(&stream_);
+        member_ended_ = false;
+        member_start_ = input_.consumed_total();
+      }
+      stream_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(input_.data()));
+      stream_.avail_in = static_cast<uInt>(input_.available());
+      const uInt in_start = stream_.avail_in;
+      int rc = inflate(&stream_, Z_NO_FLUSH);
+      input_.Consume(in_start - stream_.avail_in);
+      if (rc == Z_STREAM_END) {
+        member_ended_ = true;
+      } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+        std::string what = stream_.msg ? stream_.msg : "error " + std::to_string(rc);
+        bool after_member = member_start_ > 0 && input_.consumed_total() - member_start_ <= 10;
+        offset_ += out_start - stream_.avail_out;
+        return Status::Corruption("'" + path_ + "': " +
+                                  (after_member ? "bytes after the end of the gzip data are not a gzip member ("
+                                                : "damaged gzip data (") +
+                                  what + ") at uncompressed byte offset " + std::to_string(offset_) +
+                                  ", compressed offset " + std::to_string(input_.consumed_total()) +
+                                  ". Documents before that offset were delivered; copy or compress the file again.");
+      }
+    }
+    size_t produced = out_start - stream_.avail_out;
+    offset_ += produced;
+    return produced;
+  }
+
+ private:
+  CompressedInput input_;
+  z_stream stream_;
+  bool initialised_ = false;
+  bool member_ended_ = false;
+  bool finished_ = false;
+  uint64_t member_start_ = 0;
+};
+
+class ZstdSource final : public ByteSource {
+ public:
+  ZstdSource(std::string path, int fd) : ByteSource(std::move(path), Compression::kZstd), input_(fd, &path_) {}
+  ~ZstdSource() override { ZSTD_freeDCtx(dctx_); }
+
+  Status Init() {
+    dctx_ = ZSTD_createDCtx();
+    if (dctx_ == nullptr) {
+      return Status::ResourceExhausted("cannot start zstd decompression of '" + path_ + "': out of memory");
+    }
+    return Status::OK();
+  }
+
+  Result<size_t> Read(char* dst, size_t n) override {
+    ZSTD_outBuffer out{dst, n, 0};
+    for (;;) {
+      if (input_.available() == 0 && !input_.eof()) TF_RETURN_IF_ERROR(input_.Refill());
+      if (input_.available() == 0 && input_.eof() && !frame_open_) break;
+      ZSTD_inBuffer in{input_.data(), input_.available(), 0};
+      size_t rc = ZSTD_decompressStream(dctx_, &out, &in);
+      input_.Consume(in.pos);
+      if (ZSTD_isError(rc)) {
+        offset_ += out.pos;
+        return Status::Corruption("'" + path_ + "': damaged zstd data (" + ZSTD_getErrorName(rc) +
+                                  ") at uncompressed byte offset " + std::to_string(offset_) +
+                                  ", compressed offset " + std::to_string(input_.consumed_total()) +
+                                  ". Documents before that offset were delivered; copy or compress the file again.");
+      }
+      // 0 means a frame is complete and fully flushed; anything else means
+      // the decoder holds or expects more of the current frame.
+      frame_open_ = rc != 0;
+      if (out.pos > 0) break;
+      if (input_.available() == 0 && input_.eof() && frame_open_) {
+        return Status::Corruption(TruncatedMessage(path_, "zstd", offset_, input_.consumed_total()));
+      }
+    }
+    offset_ += out.pos;
+    return out.pos;
+  }
+
+ private:
+  CompressedInput input_;
+  ZSTD_DCtx* dctx_ = nullptr;
+  // The magic was seen, so a frame has begun and must end before the file does.
+  bool frame_open_ = true;
+};
+
+Compression CompressionFromMagic(const unsigned char* b, size_t n) {
+  if (n >= 2 && b[0] == 0x1F && b[1] == 0x8B) return Compression::kGzip;
+  if (n >= 4 && b[0] == 0x28 && b[1] == 0xB5 && b[2] == 0x2F && b[3] == 0xFD) return Compression::kZstd;
+  // zstd skippable frames: 0x184D2A50..5F little-endian.
+  if (n >= 4 && (b[0] & 0xF0) == 0x50 && b[1] == 0x2A && b[2] == 0x4D && b[3] == 0x18) return Compression::kZstd;
+  return Compression::kNone;
+}
+
+}  // namespace
+
+std::string_view CompressionName(Compression compression) {
+  switch (compression) {
+    case Compression::kNone: return "none";
+    case Compression::kGzip: return "gzip";
+    case Compression::kZstd: return "zstd";
+  }
+  return "unknown";
+}
+
+Compression CompressionFromName(std::string_view path) {
+  if (EndsWith(path, ".gz")) return Compression::kGzip;
+  if (EndsWith(path, ".zst") || EndsWith(path, ".zstd")) return Compression::kZstd;
+  return Compression::kNone;
+}
+
+std::string_view StripCompressionSuffix(std::string_view path) {
+  for (std::string_view suffix : {".gz", ".zst", ".zstd"}) {
+    if (EndsWith(path, suffix)) return path.substr(0, path.size() - suffix.size());
+  }
+  return path;
+}
+
+Status ByteSource::SeekTo(uint64_t offset) {
+  return Status::Unsupported("cannot seek in compressed input '" + path_ + "' to byte offset " +
+                             std::to_string(offset) + "; compressed files are skipped by reading");
+}
+
+Result<std::unique_ptr<ByteSource>> ByteSource::Open(const std::string& path) {
+  int raw = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (raw < 0) {
+    Status s = Status::FromErrno(errno, "cannot open input", path);
+    return Status(s.code(), s.message() + "; check that the file exists and is readable");
+  }
+  FileDescriptor fd(raw);
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) return Status::FromErrno(errno, "cannot stat input", path);
+  if (!S_ISREG(st.st_mode)) {
+    return Status::IoError("cannot read input '" + path + "': " +
+                           (S_ISDIR(st.st_mode) ? "it is a directory" : "it is not a regular file") +
+                           "; give a regular file, or a directory or glob to read the files inside it");
+  }
+  unsigned char magic[4];
+  size_t got = 0;
+  while (got < sizeof(magic)) {
+    ssize_t r = ::pread(fd.get(), magic + got, sizeof(magic) - got, static_cast<off_t>(got));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      Status s = Status::FromErrno(errno, "cannot read input", path);
+      return Status(s.code(), s.message() + "; check that the file is readable");
+    }
+    if (r == 0) break;
+    got += static_cast<size_t>(r);
+  }
+  Compression by_magic = CompressionFromMagic(magic, got);
+  Compression by_name = CompressionFromName(path);
+  if (by_name != Compression::kNone && by_magic == Compression::kNone) {
+    return Status::Corruption("'" + path + "' is named like a " + std::string(CompressionName(by_name)) +
+                              " file but " + (got == 0 ? "is empty" : "does not start with its magic bytes") +
+                              "; the file is truncated or misnamed: compress it again or rename it");
+  }
+#ifdef POSIX_FADV_SEQUENTIAL
+  (void)::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+  int owned = fd.release();
+  switch (by_magic) {
+    case Compression::kNone: return std::unique_ptr<ByteSource>(new PlainSource(path, owned));
+    case Compression::kGzip: {
+      auto source = std::make_unique<GzipSource>(path, owned);
+      TF_RETURN_IF_ERROR(source->Init());
+      return std::unique_ptr<ByteSource>(std::move(source));
+    }
+    case Compression::kZstd: {
+      auto source = std::make_unique<ZstdSource>(path, owned);
+      TF_RETURN_IF_ERROR(source->Init());
+      return std::unique_ptr<ByteSource>(std::move(source));
+    }
+  }
+  return Status::Internal("unknown compression for '" + path + "'");
+}
+
+}  // namespace tokenfeed::text

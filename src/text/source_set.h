@@ -1,0 +1,62 @@
+// SourceSet: the ordered, de-duplicated, sharded list of corpus files that
+// an ingest reads. Specs are files, directories (every non-hidden regular
+// file below, recursively) and globs (path_glob.h); the result is sorted by
+// the bytes of each path, whatever the order of the specs, so two runs over
+// the same tree see the same files in the same order. It opens no file for
+// reading beyond a readability check. An immutable value: share it freely.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tokenfeed/status.h"
+
+namespace tokenfeed::text {
+
+// "--shard I/N": this process reads the files whose index in the full sorted
+// list is I modulo N (0 <= I < N). Whole files go to one shard, so shards
+// never overlap and each resumes on its own.
+struct ShardSpec {
+  uint32_t index = 0;
+  uint32_t count = 1;
+
+  // Parses "I/N". InvalidArgument with the accepted form otherwise.
+  static Result<ShardSpec> Parse(std::string_view text);
+  std::string ToString() const;
+  bool Contains(uint64_t file_index) const { return file_index % count == index; }
+};
+
+struct SourceFile {
+  std::string path;          // as it will appear in positions and messages (lexically normalised)
+  uint64_t size_bytes = 0;   // on disk, at expansion time
+  uint32_t global_index = 0; // index in the full sorted list, before sharding
+};
+
+class SourceSet {
+ public:
+  // Expands `specs`. NotFound naming the spec when a path does not exist, or
+  // a directory or glob yields no file; InvalidArgument for a spec that is
+  // neither a regular file nor a directory (a FIFO, a socket, a device: they
+  // cannot be re-read on resume); IoError naming the file when a file of this
+  // shard cannot be opened for reading. The same file reached twice (two
+  // specs, or two names of one inode) is kept once, under its first name.
+  static Result<SourceSet> Expand(const std::vector<std::string>& specs, ShardSpec shard = {});
+
+  // A set from paths already known, in the order given (tests, tools).
+  static SourceSet FromPaths(std::vector<std::string> paths);
+
+  // This shard's files, in order. A shard can be empty when there are fewer
+  // files than shards.
+  const std::vector<SourceFile>& files() const { return files_; }
+  size_t total_files() const { return total_files_; }  // before sharding
+  ShardSpec shard() const { return shard_; }
+
+ private:
+  std::vector<SourceFile> files_;
+  size_t total_files_ = 0;
+  ShardSpec shard_;
+};
+
+}  // namespace tokenfeed::text
