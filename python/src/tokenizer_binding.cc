@@ -1,0 +1,206 @@
+// Python binding of tokenfeed::Tokenizer. Native work runs without the GIL;
+// numpy results are handed over without a copy (the array owns the buffer).
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "status_to_exception.h"
+#include "tokenfeed/tokenizer.h"
+
+namespace nb = nanobind;
+
+namespace tokenfeed::python {
+namespace {
+
+// Text from str (UTF-8; lone surrogates are left to the UTF-8 policy via
+// surrogatepass) or from bytes (used as they are).
+std::string_view TextOf(nb::handle obj, std::string* storage) {
+  if (PyBytes_Check(obj.ptr())) {
+    char* data;
+    Py_ssize_t size;
+    PyBytes_AsStringAndSize(obj.ptr(), &data, &size);
+    return std::string_view(data, static_cast<size_t>(size));
+  }
+  if (!PyUnicode_Check(obj.ptr())) throw nb::type_error("text must be str or bytes");
+  Py_ssize_t size;
+  const char* data = PyUnicode_AsUTF8AndSize(obj.ptr(), &size);
+  if (data) return std::string_view(data, static_cast<size_t>(size));
+  PyErr_Clear();
+  // A str with lone surrogates has no UTF-8 form: encode them as the bytes
+  // they would be, which are then invalid UTF-8 for the policy to handle.
+  PyObject* b = PyUnicode_AsEncodedString(obj.ptr(), "utf-8", "surrogatepass");
+  if (!b) throw nb::python_error();
+  storage->assign(PyBytes_AS_STRING(b), static_cast<size_t>(PyBytes_GET_SIZE(b)));
+  Py_DECREF(b);
+  return *storage;
+}
+
+Utf8Policy ParsePolicy(const std::string& utf8) {
+  if (utf8 == "replace") return Utf8Policy::kReplace;
+  if (utf8 == "reject") return Utf8Policy::kReject;
+  throw nb::value_error("utf8 must be 'replace' or 'reject'");
+}
+
+template <typename T>
+nb::ndarray<nb::numpy, T, nb::ndim<1>> ToNumpy(std::vector<T>&& v) {
+  auto* owned = new std::vector<T>(std::move(v));
+  nb::capsule deleter(owned, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
+  size_t shape[1] = {owned->size()};
+  return nb::ndarray<nb::numpy, T, nb::ndim<1>>(owned->data(), 1, shape, deleter);
+}
+
+class PyTokenizer {
+ public:
+  explicit PyTokenizer(std::shared_ptr<const Tokenizer> t) : t_(std::move(t)) {}
+
+  static PyTokenizer FromFile(const std::string& path, bool fast_pretokenizers) {
+    TokenizerOptions opts;
+    opts.fast_pretokenizers = fast_pretokenizers;
+    Result<std::shared_ptr<const Tokenizer>> r = Status::Internal("not loaded");
+    {
+      nb::gil_scoped_release release;
+      r = Tokenizer::FromFile(path, opts);
+    }
+    return PyTokenizer(ValueOrThrow(std::move(r)));
+  }
+
+  static PyTokenizer FromStr(const std::string& json, bool fast_pretokenizers) {
+    TokenizerOptions opts;
+    opts.fast_pretokenizers = fast_pretokenizers;
+    return PyTokenizer(ValueOrThrow(Tokenizer::FromJson(json, "<json string>", opts)));
+  }
+
+  std::vector<TokenId> EncodeIds(nb::handle text, bool add_special, bool split_special, const std::string& utf8) {
+    std::string storage;
+    std::string_view view = TextOf(text, &storage);
+    EncodeOptions o{add_special, split_special, ParsePolicy(utf8)};
+    std::vector<TokenId> ids;
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      s = t_->Encode(view, &ids, o);
+    }
+    ThrowIfError(s);
+    return ids;
+  }
+
+  std::vector<TokenId> Encode(nb::handle text, bool add_special, bool split_special, const std::string& utf8) {
+    return EncodeIds(text, add_special, split_special, utf8);
+  }
+
+  nb::ndarray<nb::numpy, uint32_t, nb::ndim<1>> EncodeNumpy(nb::handle text, bool add_special, bool split_special,
+                                                            const std::string& utf8) {
+    return ToNumpy(EncodeIds(text, add_special, split_special, utf8));
+  }
+
+  // Views of every text (kept alive by the list) and their storage.
+  struct BatchInput {
+    std::vector<std::string> storage;
+    std::vector<std::string_view> views;
+  };
+  BatchInput Collect(nb::handle texts) {
+    BatchInput in;
+    nb::sequence seq = nb::borrow<nb::sequence>(texts);
+    size_t n = nb::len(seq);
+    in.storage.resize(n);
+    in.views.resize(n);
+    for (size_t i = 0; i < n; ++i) in.views[i] = TextOf(seq[i], &in.storage[i]);
+    return in;
+  }
+
+  std::vector<std::vector<TokenId>> EncodeBatch(nb::handle texts, bool add_special, bool split_special,
+                                                const std::string& utf8, int num_threads) {
+    BatchInput in = Collect(texts);
+    EncodeOptions o{add_special, split_special, ParsePolicy(utf8)};
+    std::vector<std::vector<TokenId>> out;
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      s = t_->EncodeBatch(in.views, &out, o, num_threads);
+    }
+    ThrowIfError(s);
+    return out;
+  }
+
+  // Flat ids and offsets (CSR): text i is ids[offsets[i]:offsets[i+1]].
+  nb::tuple EncodeBatchNumpy(nb::handle texts, bool add_special, bool split_special, const std::string& utf8,
+                             int num_threads) {
+    BatchInput in = Collect(texts);
+    EncodeOptions o{add_special, split_special, ParsePolicy(utf8)};
+    std::vector<std::vector<TokenId>> out;
+    std::vector<uint32_t> flat;
+    std::vector<int64_t> offsets;
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      s = t_->EncodeBatch(in.views, &out, o, num_threads);
+      if (s.ok()) {
+        size_t total = 0;
+        for (auto& v : out) total += v.size();
+        flat.reserve(total);
+        offsets.reserve(out.size() + 1);
+        offsets.push_back(0);
+        for (auto& v : out) {
+          flat.insert(flat.end(), v.begin(), v.end());
+          offsets.push_back(static_cast<int64_t>(flat.size()));
+        }
+      }
+    }
+    ThrowIfError(s);
+    return nb::make_tuple(ToNumpy(std::move(flat)), ToNumpy(std::move(offsets)));
+  }
+
+  std::string Decode(const std::vector<TokenId>& ids, bool skip_special) {
+    Result<std::string> r = Status::Internal("not decoded");
+    {
+      nb::gil_scoped_release release;
+      r = t_->Decode(ids, DecodeOptions{skip_special});
+    }
+    return ValueOrThrow(std::move(r));
+  }
+
+  std::shared_ptr<const Tokenizer> native() const { return t_; }
+  const Tokenizer& t() const { return *t_; }
+
+ private:
+  std::shared_ptr<const Tokenizer> t_;
+};
+
+}  // namespace
+
+void RegisterTokenizer(nb::module_& m) {
+  nb::class_<PyTokenizer>(m, "Tokenizer")
+      .def_static("from_file", &PyTokenizer::FromFile, nb::arg("path"), nb::kw_only(),
+                  nb::arg("fast_pretokenizers") = true)
+      .def_static("from_str", &PyTokenizer::FromStr, nb::arg("json"), nb::kw_only(),
+                  nb::arg("fast_pretokenizers") = true)
+      .def("encode", &PyTokenizer::Encode, nb::arg("text"), nb::kw_only(), nb::arg("add_special_tokens") = false,
+           nb::arg("split_special_tokens") = false, nb::arg("utf8") = "replace")
+      .def("encode_numpy", &PyTokenizer::EncodeNumpy, nb::arg("text"), nb::kw_only(),
+           nb::arg("add_special_tokens") = false, nb::arg("split_special_tokens") = false,
+           nb::arg("utf8") = "replace")
+      .def("encode_batch", &PyTokenizer::EncodeBatch, nb::arg("texts"), nb::kw_only(),
+           nb::arg("add_special_tokens") = false, nb::arg("split_special_tokens") = false,
+           nb::arg("utf8") = "replace", nb::arg("num_threads") = 0)
+      .def("encode_batch_numpy", &PyTokenizer::EncodeBatchNumpy, nb::arg("texts"), nb::kw_only(),
+           nb::arg("add_special_tokens") = false, nb::arg("split_special_tokens") = false,
+           nb::arg("utf8") = "replace", nb::arg("num_threads") = 0)
+      .def("decode", &PyTokenizer::Decode, nb::arg("ids"), nb::kw_only(), nb::arg("skip_special_tokens") = false)
+      .def("token_to_id", [](const PyTokenizer& t, const std::string& s) { return t.t().TokenToId(s); })
+      .def("id_to_token", [](const PyTokenizer& t, TokenId id) { return t.t().IdToToken(id); })
+      .def("is_special", [](const PyTokenizer& t, TokenId id) { return t.t().IsSpecial(id); })
+      .def_prop_ro("vocab_size", [](const PyTokenizer& t) { return t.t().id_limit(); })
+      .def_prop_ro("bos_id", [](const PyTokenizer& t) { return t.t().bos_id(); })
+      .def_prop_ro("eos_id", [](const PyTokenizer& t) { return t.t().eos_id(); })
+      .def("describe", [](const PyTokenizer& t) { return t.t().Describe(); });
+}
+
+}  // namespace tokenfeed::python
