@@ -4,6 +4,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <fstream>
+#include <map>
+#include <unordered_map>
 #include <sstream>
 
 #include <simdjson.h>
@@ -41,7 +43,8 @@ class Loader {
     std::vector<tk::AddedTokenSpec> added;
     element added_el;
     if (!top["added_tokens"].get(added_el) && !IsNull(added_el)) {
-      TF_ASSIGN_OR_RETURN(added, ParseAddedTokens(added_el));
+      TF_ASSIGN_OR_RETURN(std::vector<tk::AddedTokenSpec> listed, ParseAddedTokens(added_el));
+      added = AssignAddedTokenIds(std::move(listed), model);
     }
 
     std::unique_ptr<tk::Normalizer> normalizer;
@@ -209,6 +212,44 @@ class Loader {
       TF_ASSIGN_OR_RETURN(spec.normalized, GetBool(o, "normalized", path, !spec.special));
       out.push_back(std::move(spec));
     }
+    return out;
+  }
+
+  // The reference does not take added tokens' ids from the file: it adds
+  // them in order, giving each the id its content has in the vocabulary, or
+  // else the next free id after the vocabulary. (Files it wrote agree.)
+  static std::vector<tk::AddedTokenSpec> AssignAddedTokenIds(std::vector<tk::AddedTokenSpec> listed,
+                                                             const tk::BpeModel& model) {
+    const uint32_t vocab_size = static_cast<uint32_t>(model.vocab_size());
+    uint32_t next_id = vocab_size;
+    std::unordered_map<std::string, uint32_t> id_of_content;
+    std::map<uint32_t, tk::AddedTokenSpec> token_of_id;
+    auto same = [](const tk::AddedTokenSpec& a, const tk::AddedTokenSpec& b) {
+      return a.content == b.content && a.single_word == b.single_word && a.lstrip == b.lstrip &&
+             a.rstrip == b.rstrip && a.normalized == b.normalized && a.special == b.special;
+    };
+    for (tk::AddedTokenSpec& t : listed) {
+      if (t.content.empty()) continue;
+      auto known = id_of_content.find(t.content);
+      if (known != id_of_content.end()) {
+        auto it = token_of_id.find(known->second);
+        if (it != token_of_id.end() && same(it->second, t)) continue;
+      }
+      uint32_t id;
+      if (known != id_of_content.end()) {
+        id = known->second;
+      } else if (auto in_vocab = model.TextToId(t.content)) {
+        id = *in_vocab;
+      } else {
+        id = next_id++;
+      }
+      t.id = id;
+      id_of_content[t.content] = id;
+      token_of_id[id] = t;
+    }
+    std::vector<tk::AddedTokenSpec> out;
+    out.reserve(token_of_id.size());
+    for (auto& [id, t] : token_of_id) out.push_back(std::move(t));
     return out;
   }
 
