@@ -91,9 +91,8 @@ Result<std::vector<std::string>> BuiltinSampleDocuments() {
   if (!in) return Status::NotFound(std::string("cannot open the built-in sample ") + path);
   std::ostringstream all;
   all << in.rdbuf();
-  std::vector<std::string> docs;
-  docs.push_back(all.str());
-  const std::string& text = docs.front();
+  const std::string text = all.str();
+  std::vector<std::string> docs = {text};
   size_t from = 0;
   while (from < text.size()) {
     size_t nl = text.find('\n', from);
