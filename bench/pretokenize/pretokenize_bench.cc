@@ -94,9 +94,20 @@ class SideBySideReporter : public benchmark::ConsoleReporter {
     ConsoleReporter::Finalize();
     std::printf("\n%-28s %12s %12s %9s\n", "pattern", "fast MB/s", "onig MB/s", "speed-up");
     for (const auto& [pattern, by_engine] : rows_) {
-      const double fast = by_engine.count("fast") ? by_engine.at("fast") : 0;
-      const double onig = by_engine.count("onig") ? by_engine.at("onig") : 0;
-      std::printf("%-28s %12.1f %12.1f %8.1fx\n", pattern.c_str(), fast, onig, onig > 0 ? fast / onig : 0.0);
+      auto cell = [&](const char* engine) {
+        const auto it = by_engine.find(engine);
+        char buf[32];
+        if (it == by_engine.end()) return std::string("-");
+        std::snprintf(buf, sizeof buf, "%.1f", it->second);
+        return std::string(buf);
+      };
+      std::string ratio = "-";
+      if (by_engine.count("fast") && by_engine.count("onig") && by_engine.at("onig") > 0) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.1fx", by_engine.at("fast") / by_engine.at("onig"));
+        ratio = buf;
+      }
+      std::printf("%-28s %12s %12s %9s\n", pattern.c_str(), cell("fast").c_str(), cell("onig").c_str(), ratio.c_str());
     }
   }
 
