@@ -39,13 +39,19 @@ class SplitMatcher {
   virtual std::string_view name() const = 0;
 };
 
-// The general path: any Oniguruma pattern, with the reference's options
-// (Ruby syntax, UTF-8, no options). A pattern that does not compile is an
-// InvalidArgument error that quotes the pattern and Oniguruma's reason.
+// The general path: any Oniguruma pattern, compiled as the reference compiles
+// it (Oniguruma's default syntax, ONIG_SYNTAX_ONIGURUMA -- not Ruby's --,
+// UTF-8, no options) and iterated as its find_iter does. Unlike the reference
+// it sets no backtracking limit (regex_matcher.cc says why). A pattern that
+// does not compile is an InvalidArgument error that quotes the pattern and
+// Oniguruma's reason.
 Result<std::unique_ptr<SplitMatcher>> MakeRegexMatcher(std::string_view pattern);
 
-// A literal string (a Split pre-tokenizer with a "String" pattern). The empty
-// string matches nothing.
+// A literal string (a Split pre-tokenizer with a "String" pattern): the
+// leftmost non-overlapping occurrences. The empty string matches empty at
+// every character boundary, end included, as in the reference (which runs the
+// regex-escaped string through Oniguruma), so splitting on "" isolates every
+// character.
 std::unique_ptr<SplitMatcher> MakeLiteralMatcher(std::string_view literal);
 
 // A hand-written scanner proven identical to MakeRegexMatcher(pattern), or

@@ -1,0 +1,95 @@
+// The building blocks of the fast pre-tokenizer scanners: inline steps that
+// walk valid UTF-8 by character class (unicode_class.h) and return where a
+// run of some class ends, plus the whitespace alternatives that the GPT-2,
+// Llama-3 and DeepSeek patterns share. Not a matcher on its own.
+// Pure functions over [p, end): safe on any thread. They never read at or past
+// `end`, whatever the bytes, and always return a pointer in [p, end].
+#pragma once
+
+#include <cstdint>
+
+#include "tokenizer/unicode_class.h"
+
+namespace tokenfeed::tokenizer::unicode {
+
+// Hot path: the end of the run of characters from `p` whose class mask has at
+// least one bit of `bits` (e.g. \p{L}+, [\p{L}\p{M}]+).
+inline const uint8_t* SkipWhileAny(const uint8_t* p, const uint8_t* end, uint16_t bits) {
+  while (p < end) {
+    if (*p < 0x80) {
+      if (!(kAsciiClassMask[*p] & bits)) break;
+      ++p;
+      continue;
+    }
+    char32_t cp;
+    const uint32_t len = DecodeMultibyteUtf8(p, end, &cp);
+    if (!(ClassMaskOf(cp) & bits)) break;
+    p += len;
+  }
+  return p;
+}
+
+// Hot path: the end of the run of characters from `p` whose class mask has no
+// bit of `bits` (e.g. [^\s\p{L}\p{N}]+ with bits = kWhiteSpace|kLetter|kNumber).
+inline const uint8_t* SkipWhileNone(const uint8_t* p, const uint8_t* end, uint16_t bits) {
+  while (p < end) {
+    if (*p < 0x80) {
+      if (kAsciiClassMask[*p] & bits) break;
+      ++p;
+      continue;
+    }
+    char32_t cp;
+    const uint32_t len = DecodeMultibyteUtf8(p, end, &cp);
+    if (ClassMaskOf(cp) & bits) break;
+    p += len;
+  }
+  return p;
+}
+
+// [\r\n]*
+inline const uint8_t* SkipCrLf(const uint8_t* p, const uint8_t* end) {
+  while (p < end && (*p == '\r' || *p == '\n')) ++p;
+  return p;
+}
+
+// [A-Za-z]*
+inline const uint8_t* SkipAsciiLetters(const uint8_t* p, const uint8_t* end) {
+  while (p < end && *p < 0x80 && (kAsciiClassMask[*p] & kAsciiLetter)) ++p;
+  return p;
+}
+
+// The whitespace tail shared by the patterns, at `start`, which holds a \s
+// character:
+//   kWithNewlineRule:  \s*[\r\n]+|\s+(?!\S)|\s+   (Llama-3, Qwen2, DeepSeek)
+//   otherwise:         \s+(?!\S)|\s+              (GPT-2)
+// Returns the end of the match. With R the maximal \s run from `start`:
+// \s*[\r\n]+ backtracks \s* to the last CR or LF inside R and ends just after
+// it; \s+(?!\S) is all of R when R reaches `end`, else R less its last
+// character (when R has two or more); \s+ is all of R.
+template <bool kWithNewlineRule>
+inline const uint8_t* MatchWhiteSpaceTail(const uint8_t* start, const uint8_t* end) {
+  const uint8_t* p = start;
+  const uint8_t* last_char = start;        // start of R's last character
+  const uint8_t* after_last_crlf = nullptr;
+  while (p < end) {
+    if (*p < 0x80) {
+      const uint16_t mask = kAsciiClassMask[*p];
+      if (!(mask & kWhiteSpace)) break;
+      if (kWithNewlineRule && (mask & kCrLf)) after_last_crlf = p + 1;
+      last_char = p;
+      ++p;
+      continue;
+    }
+    char32_t cp;
+    const uint32_t len = DecodeMultibyteUtf8(p, end, &cp);
+    if (!(ClassMaskOf(cp) & kWhiteSpace)) break;
+    last_char = p;
+    p += len;
+  }
+  if (kWithNewlineRule && after_last_crlf != nullptr) return after_last_crlf;
+  if (p == end) return p;
+  if (last_char != start) return last_char;
+  return p;
+}
+
+}  // namespace tokenfeed::tokenizer::unicode

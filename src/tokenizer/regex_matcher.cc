@@ -1,0 +1,149 @@
+// The general path: any pattern, run by Oniguruma exactly as the reference
+// runs it (see MakeRegexMatcher in split_matcher.h).
+//
+// What the reference does, and so what this does:
+// - Compiles with onig_new(ONIG_OPTION_NONE, ONIG_ENCODING_UTF8,
+//   OnigDefaultSyntax). The default syntax is ONIG_SYNTAX_ONIGURUMA, not
+//   Ruby's (the two differ in \N, \O, (?W), variable-length look-behind...).
+// - Iterates matches like the Rust onig crate's find_iter: search from the end
+//   of the last match over the whole piece (look-arounds see all of it); an
+//   empty match that ends where the previous match ended is skipped by moving
+//   the search start one character on.
+// One deliberate difference: the reference keeps Oniguruma's default limit of
+// 10,000,000 backtracks per match attempt and fails the whole call past it
+// (e.g. \s*[\r\n]+ over a run of ten million spaces). Here the limit is off,
+// so the result is the one Oniguruma reaches without it -- which is also what
+// the fast scanners give.
+//
+// Thread safety: Oniguruma's search reads the compiled regex_t and writes only
+// the region and the match state it is given; each thread has its own region
+// and match parameters (thread_local below). onig_new is serialised, as the
+// reference serialises it.
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <oniguruma.h>
+
+#include "tokenizer/split_matcher.h"
+#include "tokenfeed/status.h"
+
+namespace tokenfeed::tokenizer {
+namespace {
+
+std::mutex& OnigCompileMutex() {
+  static std::mutex mu;
+  return mu;
+}
+
+// Per-thread search state: Oniguruma's region and match parameters are
+// heap objects; reusing them keeps FindMatches free of allocation.
+class SearchScratch {
+ public:
+  SearchScratch() : region_(onig_region_new()), param_(onig_new_match_param()) {
+    if (region_ == nullptr || param_ == nullptr) throw std::bad_alloc();
+    onig_initialize_match_param(param_);
+    onig_set_retry_limit_in_match_of_match_param(param_, 0);  // 0: no limit
+    onig_set_retry_limit_in_search_of_match_param(param_, 0);
+  }
+  ~SearchScratch() {
+    onig_region_free(region_, 1);
+    onig_free_match_param(param_);
+  }
+  SearchScratch(const SearchScratch&) = delete;
+  SearchScratch& operator=(const SearchScratch&) = delete;
+
+  OnigRegion* region() { return region_; }
+  OnigMatchParam* param() { return param_; }
+
+ private:
+  OnigRegion* region_;
+  OnigMatchParam* param_;
+};
+
+SearchScratch& ThreadScratch() {
+  thread_local SearchScratch scratch;
+  return scratch;
+}
+
+// Length of the UTF-8 character that starts with byte b (1 for a stray byte).
+inline size_t Utf8Length(uint8_t b) {
+  if (b < 0xC0) return 1;
+  if (b < 0xE0) return 2;
+  if (b < 0xF0) return 3;
+  return 4;
+}
+
+class OnigMatcher final : public SplitMatcher {
+ public:
+  explicit OnigMatcher(regex_t* regex) : regex_(regex) {}
+  ~OnigMatcher() override { onig_free(regex_); }
+  OnigMatcher(const OnigMatcher&) = delete;
+  OnigMatcher& operator=(const OnigMatcher&) = delete;
+
+  void FindMatches(std::string_view text, std::vector<Span>* out) const override {
+    SearchScratch& scratch = ThreadScratch();
+    const auto* const str = reinterpret_cast<const OnigUChar*>(text.data());
+    const auto* const str_end = str + text.size();
+    size_t search_from = 0;
+    bool have_last = false;
+    size_t last_match_end = 0;
+    while (search_from <= text.size()) {
+      onig_region_clear(scratch.region());
+      const int r = onig_search_with_param(regex_, str, str_end, str + search_from, str_end, scratch.region(),
+                                           ONIG_OPTION_NONE, scratch.param());
+      if (r == ONIG_MISMATCH) break;
+      if (r < 0) {
+        // With no retry, stack or call limits set, only an allocation can fail.
+        throw std::bad_alloc();
+      }
+      const auto begin = static_cast<size_t>(scratch.region()->beg[0]);
+      const auto end = static_cast<size_t>(scratch.region()->end[0]);
+      if (begin == end && have_last && last_match_end == end) {
+        search_from += search_from < text.size() ? Utf8Length(str[search_from]) : 1;
+        continue;
+      }
+      search_from = end;
+      have_last = true;
+      last_match_end = end;
+      out->push_back(Span{static_cast<uint32_t>(begin), static_cast<uint32_t>(end)});
+    }
+  }
+
+  std::string_view name() const override { return "onig"; }
+
+ private:
+  regex_t* regex_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<SplitMatcher>> MakeRegexMatcher(std::string_view pattern) {
+  std::lock_guard<std::mutex> lock(OnigCompileMutex());
+  static const int init = [] {
+    OnigEncoding encodings[] = {ONIG_ENCODING_UTF8};
+    return onig_initialize(encodings, 1);
+  }();
+  if (init != ONIG_NORMAL) {
+    return Status::Internal("Oniguruma failed to initialise (code " + std::to_string(init) + ")");
+  }
+  regex_t* regex = nullptr;
+  OnigErrorInfo error_info{};
+  const auto* p = reinterpret_cast<const OnigUChar*>(pattern.data());
+  const int r = onig_new(&regex, p, p + pattern.size(), ONIG_OPTION_NONE, ONIG_ENCODING_UTF8,
+                         ONIG_SYNTAX_ONIGURUMA, &error_info);
+  if (r != ONIG_NORMAL) {
+    OnigUChar message[ONIG_MAX_ERROR_MESSAGE_LEN];
+    onig_error_code_to_str(message, r, &error_info);
+    return Status::InvalidArgument("pre-tokenizer regex /" + std::string(pattern) +
+                                   "/ does not compile: " + reinterpret_cast<const char*>(message) +
+                                   "; fix the pattern in tokenizer.json (Oniguruma syntax)");
+  }
+  return std::unique_ptr<SplitMatcher>(std::make_unique<OnigMatcher>(regex));
+}
+
+}  // namespace tokenfeed::tokenizer
