@@ -137,10 +137,12 @@ std::optional<uint64_t> FaultInjectionFileSystem::free_space() const {
   return free_space_;
 }
 
-uint64_t FaultInjectionFileSystem::UnsyncedBytes() const {
+uint64_t FaultInjectionFileSystem::UnsyncedBytes(std::string_view path_contains) const {
   std::lock_guard<std::mutex> l(mu_);
   uint64_t total = 0;
-  for (const auto& [path, st] : files_) total += st.size - std::min(st.size, st.synced_size);
+  for (const auto& [path, st] : files_) {
+    if (path.find(path_contains) != std::string::npos) total += st.size - std::min(st.size, st.synced_size);
+  }
   return total;
 }
 

@@ -78,8 +78,9 @@ class FaultInjectionFileSystem final : public FileSystem {
   Status SimulatePowerCut(const PowerCutOptions& options);
   Status SimulatePowerCut() { return SimulatePowerCut(PowerCutOptions()); }
 
-  // Bytes appended but not yet synced, over all files.
-  uint64_t UnsyncedBytes() const;
+  // Bytes appended but not yet synced, over all files whose path contains
+  // `path_contains`.
+  uint64_t UnsyncedBytes(std::string_view path_contains = {}) const;
   // The number of operations of kind `op` so far (for tests that pick a
   // fault point at random among the real ones).
   uint64_t OperationCount(Op op) const;
