@@ -199,20 +199,6 @@ TEST_F(PartitionWriterTest, FailedSyncStopsTheWriterUntilReopened) {
   EXPECT_TRUE(again->recovery().clean());
 }
 
-// The bytes the writer would write for a batch of TestRecords.
-std::string EncodedBatch(uint64_t first, uint32_t count) {
-  BatchBuilder b;
-  FillTestBatch(&b, first, count);
-  std::span<uint8_t> bytes = BatchBuilderAccess::Bytes(b);
-  format::BatchHeader h;
-  h.batch_length = static_cast<uint32_t>(bytes.size());
-  h.record_count = count;
-  h.base_offset = Offset(first);
-  h.data_crc = crc32c::Value(bytes.data() + format::kBatchHeaderSize, bytes.size() - format::kBatchHeaderSize);
-  format::EncodeBatchHeader(h, bytes.data());
-  return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-}
-
 void AppendRaw(const std::string& path, const std::string& bytes) {
   auto f = FileSystem::Posix()->OpenWritable(path, FileSystem::WriteMode::kAppend);
   ASSERT_TRUE(f.ok());
@@ -227,7 +213,7 @@ TEST_F(PartitionWriterTest, TornTailIsCutOnOpenAndReported) {
   auto size = FileSystem::Posix()->Stat(SegmentPath(0));
   ASSERT_TRUE(size.ok());
   // The first part of a batch, as a writer killed inside write() leaves it.
-  const std::string next = EncodedBatch(30, 10);
+  const std::string next = testing::EncodeTestBatch(30, 10);
   AppendRaw(SegmentPath(0), next.substr(0, next.size() / 2));
   EXPECT_EQ(CountVerified(), 30u) << "readers do not see the torn batch: it is not yet visible, not corrupt";
   auto w = Writer();
@@ -248,7 +234,7 @@ TEST_F(PartitionWriterTest, GarbageTailAfterPowerLossIsCutOnOpen) {
   }
   // A whole batch's worth of bytes that are not what was written (pages
   // that never reached the disk), with nothing valid after them.
-  std::string garbage = EncodedBatch(30, 10);
+  std::string garbage = testing::EncodeTestBatch(30, 10);
   for (size_t i = 20; i < garbage.size(); i += 3) garbage[i] = 0;
   AppendRaw(SegmentPath(0), garbage);
   auto w = Writer();

@@ -9,6 +9,9 @@
 #include <string>
 #include <string_view>
 
+#include "base/crc32c.h"
+#include "log/batch_access.h"
+#include "log/log_format.h"
 #include "tokenfeed/log_batch.h"
 
 namespace tokenfeed::log::testing {
@@ -41,6 +44,21 @@ inline std::optional<uint64_t> TestRecordNumber(std::string_view bytes, size_t m
 inline void FillTestBatch(BatchBuilder* b, uint64_t first, uint32_t count, size_t max_extra = 61) {
   b->Clear();
   for (uint32_t i = 0; i < count; ++i) b->Add(TestRecord(first + i, max_extra));
+}
+
+// The exact bytes a writer stores for FillTestBatch(first, count) appended at
+// offset `first`: for tests that forge torn or damaged tails.
+inline std::string EncodeTestBatch(uint64_t first, uint32_t count, size_t max_extra = 61) {
+  BatchBuilder b;
+  FillTestBatch(&b, first, count, max_extra);
+  std::span<uint8_t> bytes = BatchBuilderAccess::Bytes(b);
+  format::BatchHeader h;
+  h.batch_length = static_cast<uint32_t>(bytes.size());
+  h.record_count = count;
+  h.base_offset = Offset(first);
+  h.data_crc = crc32c::Value(bytes.data() + format::kBatchHeaderSize, bytes.size() - format::kBatchHeaderSize);
+  format::EncodeBatchHeader(h, bytes.data());
+  return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 }
 
 }  // namespace tokenfeed::log::testing
