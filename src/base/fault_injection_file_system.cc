@@ -107,6 +107,10 @@ class FaultInjectionFileSystem::ReadableFile final : public RandomAccessFile {
     return base_->ReadAt(position, dest);
   }
   Result<uint64_t> Size() override { return base_->Size(); }
+  Result<std::unique_ptr<MappedFile>> MapReadOnly() override {
+    TF_RETURN_IF_ERROR(fs_->CheckFault(Op::kRead, path()));
+    return base_->MapReadOnly();
+  }
   const std::string& path() const override { return base_->path(); }
 
  private:

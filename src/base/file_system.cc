@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -81,6 +82,19 @@ class PosixWritableFile final : public WritableFile {
   uint64_t size_;
 };
 
+class PosixMappedFile final : public MappedFile {
+ public:
+  PosixMappedFile(void* data, size_t size) : data_(data), size_(size) {}
+  ~PosixMappedFile() override {
+    if (size_ > 0) ::munmap(data_, size_);
+  }
+  std::span<const uint8_t> bytes() const override { return {static_cast<const uint8_t*>(data_), size_}; }
+
+ private:
+  void* data_;
+  size_t size_;
+};
+
 class PosixRandomAccessFile final : public RandomAccessFile {
  public:
   PosixRandomAccessFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
@@ -103,6 +117,17 @@ class PosixRandomAccessFile final : public RandomAccessFile {
     struct stat st;
     if (::fstat(fd_, &st) != 0) return Status::FromErrno(errno, "fstat", path_);
     return static_cast<uint64_t>(st.st_size);
+  }
+
+  Result<std::unique_ptr<MappedFile>> MapReadOnly() override {
+    TF_ASSIGN_OR_RETURN(uint64_t size, Size());
+    if (size == 0) return std::unique_ptr<MappedFile>(new PosixMappedFile(nullptr, 0));
+    void* p = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd_, 0);
+    if (p == MAP_FAILED) return Status::FromErrno(errno, "mmap", path_);
+    // Reads go front to back: ask for aggressive read-ahead, and let the
+    // pages age out of the cache soon after they were read.
+    (void)::madvise(p, size, MADV_SEQUENTIAL);
+    return std::unique_ptr<MappedFile>(new PosixMappedFile(p, size));
   }
 
   const std::string& path() const override { return path_; }

@@ -38,6 +38,14 @@ class WritableFile {
   virtual const std::string& path() const = 0;
 };
 
+// A read-only memory map of a whole file. Touching it after the file was cut
+// shorter raises SIGBUS, so map only files that never shrink while mapped.
+class MappedFile {
+ public:
+  virtual ~MappedFile() = default;
+  virtual std::span<const uint8_t> bytes() const = 0;
+};
+
 // A file read at any position, possibly while another process appends.
 class RandomAccessFile {
  public:
@@ -47,6 +55,11 @@ class RandomAccessFile {
   virtual Result<size_t> ReadAt(uint64_t position, std::span<uint8_t> dest) = 0;
   // The current size of the file (it may have grown since it was opened).
   virtual Result<uint64_t> Size() = 0;
+  // Maps the file as it is now, for sequential reading without a copy.
+  // Unsupported where the file system cannot map (callers then use ReadAt).
+  virtual Result<std::unique_ptr<MappedFile>> MapReadOnly() {
+    return Status::Unsupported("'" + path() + "' cannot be memory-mapped");
+  }
   virtual const std::string& path() const = 0;
 };
 

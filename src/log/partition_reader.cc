@@ -50,7 +50,7 @@ class PartitionReaderImpl final : public PartitionReader {
     std::unique_ptr<SegmentReader> reader;
     for (;;) {
       const Offset base = *std::prev(it);
-      TF_ASSIGN_OR_RETURN(reader, OpenSegment(base));
+      TF_ASSIGN_OR_RETURN(reader, OpenSegment(base, /*sealed=*/it != segments.end()));
       if (reader->header_problem().empty()) break;
       TF_ASSIGN_OR_RETURN(uint64_t size, reader->FileSize());
       // A segment the writer is starting right now has no header yet: what
@@ -130,8 +130,12 @@ class PartitionReaderImpl final : public PartitionReader {
   PartitionId partition() const override { return layout_.partition; }
 
  private:
-  Result<std::unique_ptr<SegmentReader>> OpenSegment(Offset base) {
-    return SegmentReader::Open(fs_, layout_.SegmentPath(base), base, options_.buffer_bytes);
+  // A segment with a successor is sealed: the writer started the successor
+  // only after its last write here, so it can be mapped and read without a
+  // copy. The active segment is read with pread (see segment_reader.h).
+  Result<std::unique_ptr<SegmentReader>> OpenSegment(Offset base, bool sealed) {
+    return SegmentReader::Open(fs_, layout_.SegmentPath(base), base, options_.buffer_bytes,
+                               sealed ? SegmentReader::Access::kMap : SegmentReader::Access::kRead);
   }
 
   Status SegmentCorruption(const std::string& path, uint64_t position, Offset offset, const std::string& problem) {
@@ -156,7 +160,9 @@ class PartitionReaderImpl final : public PartitionReader {
     SegmentReader::Batch batch;
     TF_ASSIGN_OR_RETURN(Outcome again, segment_->ReadAt(position_, options_.verify_checksums, &batch));
     if (again != Outcome::kEnd) return true;  // more data after all: read it first
-    TF_ASSIGN_OR_RETURN(std::unique_ptr<SegmentReader> next, OpenSegment(next_));
+    TF_ASSIGN_OR_RETURN(std::vector<Offset> segments, ListSegments(fs_, layout_));
+    const bool sealed = !segments.empty() && segments.back() > next_;
+    TF_ASSIGN_OR_RETURN(std::unique_ptr<SegmentReader> next, OpenSegment(next_, sealed));
     if (!next->header_problem().empty()) return SegmentCorruption(next_path, 0, next_, next->header_problem());
     segment_ = std::move(next);
     position_ = f::kSegmentHeaderSize;

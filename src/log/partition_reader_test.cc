@@ -177,6 +177,33 @@ TEST_F(PartitionReaderTest, DamageInTheMiddleIsCorruptionNamingPartitionOffsetAn
   EXPECT_TRUE(again.status().IsCorruption()) << "damage is never skipped";
 }
 
+TEST_F(PartitionReaderTest, MappedSegmentThatGrowsAfterAnInterruptedRollIsReadToItsNewEnd) {
+  Append(100, 10);
+  writer_.reset();
+  // A roll that crashed right after creating its file: the reader takes
+  // segment 0 for sealed and maps it.
+  ASSERT_TRUE(WriteFileAtomically(FileSystem::Posix(), SegmentPath(100), "").ok());
+  auto r = Reader();
+  auto first = r->Read();
+  ASSERT_TRUE(first.ok() && first->size() == 10u);
+  // Recovery removes the empty file and appends continue in segment 0.
+  auto w = topic_->OpenWriter(PartitionId(0));
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_EQ((*w)->recovery().removed_segments.size(), 1u);
+  writer_ = std::move(w).value();
+  Append(150, 10);
+  uint64_t n = 10;
+  for (int guard = 0; guard < 100 && n < 150; ++guard) {
+    auto b = r->Read(milliseconds(100));
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    for (LogRecord rec : *b) {
+      ASSERT_EQ(TestRecordNumber(rec.as_string_view()), n);
+      ++n;
+    }
+  }
+  EXPECT_EQ(n, 150u);
+}
+
 TEST_F(PartitionReaderTest, RecordsAreFourByteAlignedSoTokenIdsAre) {
   BatchBuilder b;
   std::string buf;

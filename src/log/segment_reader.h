@@ -1,7 +1,11 @@
-// SegmentReader: reads and checks the batches of one segment file through a
-// large reusable buffer (one pread fills it with many batches). It is the
-// only code that parses batches from disk: partition readers, writer
-// recovery, index rebuilds and Describe all use it.
+// SegmentReader: reads and checks the batches of one segment file, either
+// through a large reusable buffer (one pread fills it with many batches) or,
+// for a sealed segment, straight from a read-only memory map (no copy at
+// all). It is the only code that parses batches from disk: partition
+// readers, writer recovery, index rebuilds and Describe all use it.
+// Only sealed segments may be mapped: nothing ever cuts them shorter, while
+// the active segment's tail can be cut by recovery or a failed write, which
+// would fault a mapping; pread just returns fewer bytes.
 // It does not interpret what it finds at the tail: ReadAt reports "end",
 // "incomplete" (a batch still being written, or torn) or "damaged" and the
 // caller decides whether that is corruption.
@@ -38,11 +42,14 @@ class SegmentReader {
     std::span<const uint8_t> bytes;  // the whole batch, header included
   };
 
+  enum class Access { kRead, kMap };
+
   // Opens `path` and checks its segment header against `base`. A file too
   // short for a header, or with a bad one, opens anyway (header_problem()
   // says what is wrong) so that recovery can decide what to do with it.
+  // kMap falls back to kRead where the file system cannot map.
   static Result<std::unique_ptr<SegmentReader>> Open(FileSystem* fs, const std::string& path, Offset base,
-                                                     size_t buffer_bytes);
+                                                     size_t buffer_bytes, Access access = Access::kRead);
 
   const std::string& path() const { return file_->path(); }
   Offset base_offset() const { return base_; }
@@ -61,6 +68,7 @@ class SegmentReader {
   Result<std::optional<uint64_t>> FindNextValidBatch(uint64_t from);
 
   Result<uint64_t> FileSize() { return file_->Size(); }
+  bool mapped() const { return map_ != nullptr; }
   // Forgets buffered bytes, so the next read sees the file as it is now.
   void Invalidate() { window_length_ = 0; }
 
@@ -69,9 +77,13 @@ class SegmentReader {
   bool InWindow(uint64_t position, uint64_t n) const {
     return position >= window_position_ && position + n <= window_position_ + window_length_;
   }
-  Status Fill(uint64_t position, size_t n);
+  // Up to n bytes at `position` (fewer only at the end of the file), from the
+  // map or the buffer, refilling the buffer when it lacks them. The span is
+  // valid until the next call.
+  Result<std::span<const uint8_t>> Bytes(uint64_t position, size_t n);
 
   std::unique_ptr<RandomAccessFile> file_;
+  std::unique_ptr<MappedFile> map_;
   Offset base_;
   std::string header_problem_;
   std::string problem_;
