@@ -25,6 +25,13 @@ Result<std::unique_ptr<SegmentReader>> SegmentReader::Open(FileSystem* fs, const
                          std::to_string(f::kSegmentHeaderSize) + "-byte segment header";
   } else {
     r->header_problem_ = f::CheckFileHeader(f::kSegmentMagic, f::kSegmentVersion, base, header.data());
+    const uint32_t version = LoadLittleEndian<uint32_t>(header.data() + 8);
+    if (!r->header_problem_.empty() && version > f::kSegmentVersion &&
+        f::CheckFileHeader(f::kSegmentMagic, version, base, header.data()).empty()) {
+      return Status::Unsupported("segment '" + path + "' has format version " + std::to_string(version) +
+                                 ", newer than this build reads (version " + std::to_string(f::kSegmentVersion) +
+                                 "): upgrade tokenfeed to read this topic");
+    }
   }
   return r;
 }
