@@ -19,7 +19,7 @@ Result<std::unique_ptr<SegmentReader>> SegmentReader::Open(FileSystem* fs, const
     Result<std::unique_ptr<MappedFile>> map = r->file_->MapReadOnly();
     if (map.ok()) r->map_ = std::move(map).value();
   }
-  TF_ASSIGN_OR_RETURN(std::span<const uint8_t> header, r->Bytes(0, f::kSegmentHeaderSize));
+  TF_ASSIGN_OR_RETURN(std::span<const uint8_t> header, r->Bytes(0, f::kSegmentHeaderSize, f::kSegmentHeaderSize));
   if (header.size() < f::kSegmentHeaderSize) {
     r->header_problem_ = "the file is " + std::to_string(header.size()) + " bytes, too short for the " +
                          std::to_string(f::kSegmentHeaderSize) + "-byte segment header";
@@ -36,7 +36,7 @@ Result<std::unique_ptr<SegmentReader>> SegmentReader::Open(FileSystem* fs, const
   return r;
 }
 
-Result<std::span<const uint8_t>> SegmentReader::Bytes(uint64_t position, size_t n) {
+Result<std::span<const uint8_t>> SegmentReader::Bytes(uint64_t position, size_t n, size_t fill) {
   if (map_ != nullptr) {
     const std::span<const uint8_t> all = map_->bytes();
     if (position + n <= all.size()) return all.subspan(position, n);
@@ -52,16 +52,17 @@ Result<std::span<const uint8_t>> SegmentReader::Bytes(uint64_t position, size_t 
     map_.reset();
   }
   if (!InWindow(position, n)) {
-    if (n > capacity_) {
+    fill = std::max(fill, n);
+    if (fill > capacity_) {
       // A batch larger than the buffer makes it grow for good: this reader
       // will likely meet more of them.
-      capacity_ = std::max(n, capacity_ * 2);
+      capacity_ = std::max(fill, capacity_ * 2);
       buffer_.reset();
     }
     if (buffer_ == nullptr) buffer_.reset(new uint8_t[capacity_]);  // default-initialised: not zeroed
     window_position_ = position;
     window_length_ = 0;
-    TF_ASSIGN_OR_RETURN(size_t got, file_->ReadAt(position, {buffer_.get(), capacity_}));
+    TF_ASSIGN_OR_RETURN(size_t got, file_->ReadAt(position, {buffer_.get(), fill}));
     window_length_ = got;
   }
   const size_t start = static_cast<size_t>(position - window_position_);
@@ -70,7 +71,7 @@ Result<std::span<const uint8_t>> SegmentReader::Bytes(uint64_t position, size_t 
 
 Result<SegmentReader::Outcome> SegmentReader::ReadAt(uint64_t position, bool verify_crc, Batch* batch) {
   problem_.clear();
-  TF_ASSIGN_OR_RETURN(std::span<const uint8_t> head, Bytes(position, f::kBatchHeaderSize));
+  TF_ASSIGN_OR_RETURN(std::span<const uint8_t> head, Bytes(position, f::kBatchHeaderSize, capacity_));
   if (head.empty()) return Outcome::kEnd;
   if (head.size() < f::kBatchHeaderSize) {
     problem_ = "only " + std::to_string(head.size()) + " bytes of a batch header are in the file";
@@ -82,7 +83,11 @@ Result<SegmentReader::Outcome> SegmentReader::ReadAt(uint64_t position, bool ver
     problem_ = std::move(bad);
     return Outcome::kDamaged;
   }
-  TF_ASSIGN_OR_RETURN(std::span<const uint8_t> bytes, Bytes(position, h.batch_length));
+  // A large batch is read on its own, plus the next header: filling the
+  // whole buffer would end inside the next large batch, which would then be
+  // read again from its start. Small batches fill the buffer many at a time.
+  const size_t fill = h.batch_length >= capacity_ / 8 ? h.batch_length + f::kBatchHeaderSize : capacity_;
+  TF_ASSIGN_OR_RETURN(std::span<const uint8_t> bytes, Bytes(position, h.batch_length, fill));
   // Decode again from what this read returned: a refill sees the file as it
   // is now, and a crashed writer's torn batch may have been replaced since.
   if (bytes.size() >= f::kBatchHeaderSize) bad = f::DecodeBatchHeader(bytes.data(), &h);
@@ -110,7 +115,7 @@ Result<SegmentReader::Outcome> SegmentReader::ReadAt(uint64_t position, bool ver
 Result<std::optional<uint64_t>> SegmentReader::FindNextValidBatch(uint64_t from) {
   uint64_t q = (from + f::kRecordAlignment - 1) / f::kRecordAlignment * f::kRecordAlignment;
   for (;;) {
-    TF_ASSIGN_OR_RETURN(std::span<const uint8_t> chunk, Bytes(q, capacity_));
+    TF_ASSIGN_OR_RETURN(std::span<const uint8_t> chunk, Bytes(q, capacity_, capacity_));
     if (chunk.size() < f::kBatchHeaderSize) return std::optional<uint64_t>();
     std::optional<uint64_t> candidate;
     size_t i = 0;

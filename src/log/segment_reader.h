@@ -78,9 +78,10 @@ class SegmentReader {
     return position >= window_position_ && position + n <= window_position_ + window_length_;
   }
   // Up to n bytes at `position` (fewer only at the end of the file), from the
-  // map or the buffer, refilling the buffer when it lacks them. The span is
-  // valid until the next call.
-  Result<std::span<const uint8_t>> Bytes(uint64_t position, size_t n);
+  // map or the buffer. When the buffer lacks them it is refilled from
+  // `position` with `fill` bytes (at least n). The span is valid until the
+  // next call.
+  Result<std::span<const uint8_t>> Bytes(uint64_t position, size_t n, size_t fill);
 
   std::unique_ptr<RandomAccessFile> file_;
   std::unique_ptr<MappedFile> map_;
