@@ -73,7 +73,9 @@ struct WriterOptions {
 };
 
 struct ReaderOptions {
-  // One pread fills this much; it grows to fit a larger batch.
+  // The active (last) segment is read with pread into a buffer of this size,
+  // grown to fit a larger batch; sealed segments are memory-mapped and read
+  // in place, without a buffer.
   size_t buffer_bytes = size_t{8} << 20;
   // Checks every batch's CRC32C (the header checksum is always checked).
   bool verify_checksums = true;

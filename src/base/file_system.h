@@ -1,7 +1,8 @@
 // FileSystem: the seam through which the embedded log does all of its file
 // I/O, so that tests can swap in FaultInjectionFileSystem and drop every byte
 // that was not fsynced, or fail chosen operations with ENOSPC or EIO.
-// It is not a general VFS: it has exactly the operations the log needs.
+// It is not a general VFS: it has exactly the operations the log needs
+// (reads are pread or, for files that never shrink, a read-only mmap).
 // Durability follows POSIX: WritableFile bytes are durable after Sync(); a
 // new, renamed or removed directory entry is durable after SyncDir() on its
 // directory. Bytes are visible to other processes as soon as Append returns.
