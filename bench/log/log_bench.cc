@@ -122,9 +122,10 @@ struct ReadFixture {
   }
 };
 
+// Destroyed at exit, which removes its data.
 ReadFixture& Fixture() {
-  static ReadFixture* f = new ReadFixture();
-  return *f;
+  static ReadFixture f;
+  return f;
 }
 
 double Seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
