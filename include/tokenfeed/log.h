@@ -1,0 +1,221 @@
+// The embedded log: a topic of N partitions in a local directory
+// (URI log:DIR/TOPIC), each an append-only sequence of record batches with
+// dense offsets, as in Kafka but without a server. Format: docs/log_format.md.
+//
+// Visibility: a batch becomes visible to readers in any process, all of it
+// at once, when PartitionWriter::Append writes it (before Append returns).
+// Readers never see part of a batch, nor a batch whose checksum fails.
+// Durability (survives a power cut), by WriterOptions::fsync:
+//   kEachBatch  when Append returns (fdatasync of every batch);
+//   kInterval   when a later Append or Sync() has synced it: Append syncs once
+//               fsync_interval_ms have passed or fsync_interval_bytes are
+//               unsynced, so while appends continue a power cut loses at most
+//               about that much; an idle writer syncs only on Sync()/Close();
+//   kNone       when the kernel writes it back, or on Sync()/Close().
+// Every policy survives the writer process being killed: written batches are
+// in the page cache. Sealing a segment (roll) and Close() always sync.
+// Thread-safety: one PartitionWriter per partition on a machine (a lock file
+// enforces it, across processes too); a writer and a reader are each used by
+// one thread at a time. Topic's methods may be called from any thread. Any
+// number of readers, in any processes, may read while a writer appends.
+// Errors name the topic, partition, segment file, file position and offset.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tokenfeed/ids.h"
+#include "tokenfeed/log_batch.h"
+#include "tokenfeed/status.h"
+
+namespace tokenfeed {
+class FileSystem;  // base/file_system.h; null means the real file system
+}
+
+namespace tokenfeed::log {
+
+// log:DIR/TOPIC split into its parts; the topic lives in DIR/TOPIC/.
+struct LogUri {
+  std::string dir;
+  std::string topic;
+  std::string path() const;  // DIR/TOPIC
+  std::string ToString() const { return "log:" + path(); }
+};
+// InvalidArgument (saying what a log URI looks like) for anything else.
+// Topic names are 1-200 characters of [A-Za-z0-9._-], not starting with '.'.
+Result<LogUri> ParseLogUri(std::string_view uri);
+
+struct TopicOptions {
+  uint32_t partitions = 1;
+  // A partition starts a new segment file when the next batch would grow
+  // the current one beyond this (a larger batch gets a segment of its own).
+  uint64_t segment_bytes = uint64_t{256} << 20;
+  // One sparse-index entry per this many bytes of batches.
+  uint32_t index_interval_bytes = 64 << 10;
+};
+
+enum class FsyncPolicy { kEachBatch, kInterval, kNone };
+
+struct WriterOptions {
+  FsyncPolicy fsync = FsyncPolicy::kEachBatch;
+  uint32_t fsync_interval_ms = 1000;               // kInterval only
+  uint64_t fsync_interval_bytes = uint64_t{64} << 20;  // kInterval only
+  // When the last segment holds a damaged batch followed by valid ones (damage
+  // in the middle, not a torn write) the writer refuses to open. Set this to
+  // open anyway, cutting the segment at the damaged batch and losing every
+  // record from there on (the recovery report says how many bytes).
+  bool discard_after_damage = false;
+};
+
+struct ReaderOptions {
+  // The active (last) segment is read with pread into a buffer of this size,
+  // grown to fit a larger batch; sealed segments are memory-mapped and read
+  // in place, without a buffer.
+  size_t buffer_bytes = size_t{8} << 20;
+  // Checks every batch's CRC32C (the header checksum is always checked).
+  bool verify_checksums = true;
+};
+
+struct AppendResult {
+  Offset base_offset;  // the batch's records got offsets [base_offset, end_offset())
+  uint32_t record_count = 0;
+  bool durable = false;  // synced before Append returned
+  Offset end_offset() const { return base_offset + record_count; }
+};
+
+// What opening a writer repaired. A torn tail (a batch cut short by a crash,
+// or failing its checksum with nothing valid after it) is cut off; a segment
+// file left empty by a crash while starting a new segment is removed.
+struct RecoveryReport {
+  std::string truncated_segment;  // empty when nothing was cut
+  uint64_t truncated_at_position = 0;
+  uint64_t truncated_bytes = 0;
+  std::string truncation_reason;
+  std::vector<std::string> removed_segments;
+  uint32_t rebuilt_indexes = 0;
+  bool clean() const { return truncated_segment.empty() && removed_segments.empty(); }
+  std::string ToString() const;
+};
+
+// A record copied out of the log.
+struct StoredRecord {
+  Offset offset;
+  std::string bytes;
+};
+
+// Appends batches to one partition. Opening it takes the partition's lock
+// and runs recovery (it reads the last segment once, checking every batch).
+class PartitionWriter {
+ public:
+  virtual ~PartitionWriter() = default;
+
+  // Writes the batch (records get the next offsets) and syncs it as the fsync
+  // policy says. InvalidArgument for an empty batch or one over 1 GiB.
+  // If writing fails (a full disk: ResourceExhausted) the partly written
+  // batch is cut off again, nothing is visible, and the writer stays usable:
+  // free space and retry. If a sync fails, the writer refuses every later
+  // call: reopen it (recovery keeps what the disk holds). The builder is left
+  // as it was; Clear() it for the next batch.
+  virtual Result<AppendResult> Append(BatchBuilder* batch) = 0;
+  // Makes everything appended so far durable.
+  virtual Status Sync() = 0;
+  // Syncs, then releases the lock. Destroying a writer without Close()
+  // releases the lock without syncing.
+  virtual Status Close() = 0;
+
+  virtual PartitionId partition() const = 0;
+  // The offset the next appended record will get.
+  virtual Offset end_offset() const = 0;
+  // The partition's last record (read back from the file), nullopt when the
+  // partition is empty. The ingest resumes from it.
+  virtual Result<std::optional<StoredRecord>> ReadLastRecord() = 0;
+  virtual const RecoveryReport& recovery() const = 0;
+};
+
+// Reads one partition from any offset, and follows its tail.
+class PartitionReader {
+ public:
+  virtual ~PartitionReader() = default;
+
+  // The next Read returns records from `offset` on. OutOfRange when the
+  // offset is before the start or after the end offset (the end offset
+  // itself is fine: the reader then waits for new batches).
+  virtual Status Seek(Offset offset) = 0;
+  // Returns the next batch from the reader's position. When none is complete
+  // yet, waits up to `wait` for the writer to append one (polling the file
+  // size with a backoff of at most 10 ms) and returns an empty view if none
+  // came. Corruption for damaged data, naming segment, position and offset.
+  virtual Result<BatchView> Read(std::chrono::milliseconds wait = std::chrono::milliseconds(0)) = 0;
+  // The offset of the next record Read will return.
+  virtual Offset position() const = 0;
+  // The offset after the last complete batch, as of now.
+  virtual Result<Offset> EndOffset() = 0;
+  virtual PartitionId partition() const = 0;
+};
+
+struct PartitionDescription {
+  PartitionId partition;
+  Offset start_offset;
+  Offset end_offset;
+  uint64_t record_count = 0;
+  uint64_t bytes = 0;  // size of the segment files
+  uint32_t segment_count = 0;
+};
+
+struct TopicDescription {
+  std::string uri;
+  uint32_t format_version = 0;
+  TopicOptions options;
+  int64_t created_unix_ms = 0;
+  std::string created_by;
+  std::vector<PartitionDescription> partitions;
+};
+
+// An open topic: its validated metadata and the way to its partitions.
+class Topic {
+ public:
+  // Creates DIR/TOPIC with `options.partitions` empty partitions, atomically:
+  // it is built in a hidden directory and renamed into place, so a crash
+  // leaves either no topic or a complete one. AlreadyExists if it exists.
+  static Result<std::unique_ptr<Topic>> Create(std::string_view uri, const TopicOptions& options,
+                                               FileSystem* fs = nullptr);
+  // Opens and checks the metadata. NotFound when there is no topic;
+  // Unsupported for a metadata version this build does not read.
+  static Result<std::unique_ptr<Topic>> Open(std::string_view uri, FileSystem* fs = nullptr);
+  // Deletes the topic and all of its data. Busy when a writer is open on any
+  // of its partitions. Readers that are open see their files disappear.
+  static Status Delete(std::string_view uri, FileSystem* fs = nullptr);
+
+  ~Topic();
+  const std::string& uri() const { return uri_; }
+  uint32_t partition_count() const { return options_.partitions; }
+  const TopicOptions& options() const { return options_; }
+
+  // Busy (naming the holder's pid and host) when another writer has it.
+  Result<std::unique_ptr<PartitionWriter>> OpenWriter(PartitionId partition, const WriterOptions& options = {});
+  // Positioned at the partition's start offset.
+  Result<std::unique_ptr<PartitionReader>> OpenReader(PartitionId partition, const ReaderOptions& options = {});
+  // Start and end offsets, record counts and sizes, as of now.
+  Result<TopicDescription> Describe();
+  // The last record of a partition without opening a writer (it may lag a
+  // writer that is appending, and it does not repair a torn tail).
+  Result<std::optional<StoredRecord>> ReadLastRecord(PartitionId partition);
+
+ private:
+  Topic(FileSystem* fs, LogUri uri, TopicOptions options, int64_t created_unix_ms, std::string created_by);
+  Status CheckPartition(PartitionId partition) const;
+
+  FileSystem* fs_;
+  LogUri location_;
+  std::string uri_;
+  TopicOptions options_;
+  int64_t created_unix_ms_;
+  std::string created_by_;
+};
+
+}  // namespace tokenfeed::log

@@ -1,0 +1,104 @@
+// What goes into and comes out of the embedded log: a BatchBuilder collects
+// already-encoded records (opaque bytes, normally token records from
+// record.h) into one contiguous batch that PartitionWriter::Append writes with
+// a single write; a BatchView is one batch read back, whose records point into
+// the reader's buffer without copying.
+// Neither type does I/O. Thread-safety: one thread at a time per object.
+// Lifetime: a BatchView and the LogRecords it yields are valid until the next
+// call on the PartitionReader that returned it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "tokenfeed/ids.h"
+
+namespace tokenfeed::log {
+
+// Builds one batch in memory. Reuse one builder for every batch (Clear()
+// between them): its buffer keeps its capacity, so the hot path does not
+// allocate once the buffer has grown to the batch size.
+class BatchBuilder {
+ public:
+  BatchBuilder();
+  BatchBuilder(BatchBuilder&&) noexcept;
+  BatchBuilder& operator=(BatchBuilder&&) noexcept;
+  ~BatchBuilder();
+
+  // Drops all records, keeps the memory.
+  void Clear();
+  // Copies one record into the batch.
+  void Add(std::span<const uint8_t> record);
+  void Add(std::string_view record) { Add({reinterpret_cast<const uint8_t*>(record.data()), record.size()}); }
+  // Reserves `size` bytes for one record and returns where to write them, so
+  // a record can be encoded in place (RecordEncoder::WriteTo). The pointer is
+  // valid until the next call on this builder; it is 4-byte aligned.
+  uint8_t* AddUninitialized(size_t size);
+
+  uint32_t record_count() const { return count_; }
+  bool empty() const { return count_ == 0; }
+  // The size of the batch as stored, header included.
+  size_t size_bytes() const { return size_; }
+
+ private:
+  friend struct BatchBuilderAccess;
+  uint8_t* Grow(size_t n);
+
+  std::unique_ptr<uint8_t[]> data_;
+  size_t size_ = 0;
+  size_t capacity_ = 0;
+  uint32_t count_ = 0;
+};
+
+// One stored record: its offset and its bytes (inside the reader's buffer).
+struct LogRecord {
+  Offset offset;
+  std::span<const uint8_t> bytes;
+
+  std::string_view as_string_view() const {
+    return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+  }
+};
+
+// The records of one stored batch from first_offset() on (a reader that was
+// positioned inside a batch starts the view at that offset). Empty when a
+// read found nothing new within its wait.
+class BatchView {
+ public:
+  BatchView() = default;
+
+  bool empty() const { return count_ == 0; }
+  uint32_t size() const { return count_; }
+  Offset first_offset() const { return first_; }
+  // The offset after the last record of the view.
+  Offset end_offset() const { return first_ + count_; }
+  // When the writer appended the batch (milliseconds since 1970, its clock).
+  int64_t append_time_unix_ms() const { return append_time_unix_ms_; }
+
+  class Iterator {
+   public:
+    Iterator(const uint8_t* p, Offset offset) : p_(p), offset_(offset) {}
+    LogRecord operator*() const;
+    Iterator& operator++();
+    bool operator==(const Iterator& o) const { return p_ == o.p_; }
+
+   private:
+    const uint8_t* p_;
+    Offset offset_;
+  };
+  Iterator begin() const { return {begin_, first_}; }
+  Iterator end() const { return {end_, end_offset()}; }
+
+ private:
+  friend struct BatchViewAccess;
+  const uint8_t* begin_ = nullptr;  // first entry of the view
+  const uint8_t* end_ = nullptr;    // end of the batch
+  Offset first_;
+  uint32_t count_ = 0;
+  int64_t append_time_unix_ms_ = 0;
+};
+
+}  // namespace tokenfeed::log

@@ -1,0 +1,90 @@
+#include <algorithm>
+#include <cstring>
+
+#include "base/little_endian.h"
+#include "log/batch_access.h"
+#include "log/log_format.h"
+#include "tokenfeed/log_batch.h"
+
+namespace tokenfeed::log {
+
+namespace f = format;
+
+BatchBuilder::BatchBuilder() { Clear(); }
+BatchBuilder::BatchBuilder(BatchBuilder&& other) noexcept { *this = std::move(other); }
+
+BatchBuilder& BatchBuilder::operator=(BatchBuilder&& other) noexcept {
+  data_ = std::move(other.data_);
+  size_ = other.size_;
+  capacity_ = other.capacity_;
+  count_ = other.count_;
+  // The moved-from builder is empty and allocates again on its next use.
+  other.size_ = other.capacity_ = 0;
+  other.count_ = 0;
+  return *this;
+}
+BatchBuilder::~BatchBuilder() = default;
+
+void BatchBuilder::Clear() {
+  if (data_ == nullptr || capacity_ < f::kBatchHeaderSize) {
+    capacity_ = 64 << 10;
+    data_.reset(new uint8_t[capacity_]);  // default-initialised: no memset of memory about to be overwritten
+  }
+  size_ = f::kBatchHeaderSize;  // the writer fills the header in place
+  count_ = 0;
+}
+
+uint8_t* BatchBuilder::Grow(size_t n) {
+  if (data_ == nullptr) Clear();
+  if (size_ + n > capacity_) {
+    const size_t new_capacity = std::max(capacity_ * 2, size_ + n);
+    std::unique_ptr<uint8_t[]> bigger(new uint8_t[new_capacity]);
+    std::memcpy(bigger.get(), data_.get(), size_);
+    data_ = std::move(bigger);
+    capacity_ = new_capacity;
+  }
+  uint8_t* p = data_.get() + size_;
+  size_ += n;
+  return p;
+}
+
+uint8_t* BatchBuilder::AddUninitialized(size_t size) {
+  const size_t entry = f::EntrySize(size);
+  uint8_t* p = Grow(entry);
+  // Oversized records get a wrong length here, but Append refuses any batch
+  // above kMaxBatchBytes before a byte of it is written.
+  StoreLittleEndian<uint32_t>(p, static_cast<uint32_t>(std::min<size_t>(size, UINT32_MAX)));
+  std::memset(p + f::kEntryLengthSize + size, 0, entry - f::kEntryLengthSize - size);
+  ++count_;
+  return p + f::kEntryLengthSize;
+}
+
+void BatchBuilder::Add(std::span<const uint8_t> record) {
+  uint8_t* p = AddUninitialized(record.size());
+  if (!record.empty()) std::memcpy(p, record.data(), record.size());
+}
+
+LogRecord BatchView::Iterator::operator*() const {
+  const uint32_t len = LoadLittleEndian<uint32_t>(p_);
+  return {offset_, {p_ + f::kEntryLengthSize, len}};
+}
+
+BatchView::Iterator& BatchView::Iterator::operator++() {
+  p_ += f::EntrySize(LoadLittleEndian<uint32_t>(p_));
+  offset_ += 1;
+  return *this;
+}
+
+BatchView BatchViewAccess::Make(std::span<const uint8_t> batch, const f::BatchHeader& h, uint32_t skip) {
+  BatchView v;
+  const uint8_t* p = batch.data() + f::kBatchHeaderSize;
+  for (uint32_t i = 0; i < skip; ++i) p += f::EntrySize(LoadLittleEndian<uint32_t>(p));
+  v.begin_ = p;
+  v.end_ = batch.data() + batch.size();
+  v.first_ = h.base_offset + skip;
+  v.count_ = h.record_count - skip;
+  v.append_time_unix_ms_ = h.append_time_unix_ms;
+  return v;
+}
+
+}  // namespace tokenfeed::log

@@ -1,0 +1,211 @@
+#include "log/partition_reader.h"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "log/batch_access.h"
+#include "log/log_format.h"
+#include "log/partition_tail.h"
+#include "log/segment_index.h"
+#include "log/segment_reader.h"
+#include "log/segment_scan.h"
+
+namespace tokenfeed::log {
+
+namespace f = format;
+using Clock = std::chrono::steady_clock;
+using Outcome = SegmentReader::Outcome;
+
+namespace {
+
+std::string Num(uint64_t v) { return std::to_string(v); }
+
+constexpr auto kFirstBackoff = std::chrono::microseconds(100);
+constexpr auto kMaxBackoff = std::chrono::milliseconds(10);
+constexpr auto kGapCheckInterval = std::chrono::seconds(1);
+
+class PartitionReaderImpl final : public PartitionReader {
+ public:
+  PartitionReaderImpl(FileSystem* fs, PartitionLayout layout, const ReaderOptions& options)
+      : fs_(fs), layout_(std::move(layout)), options_(options) {}
+
+  Status Start() {
+    TF_ASSIGN_OR_RETURN(std::vector<Offset> segments, ListSegments(fs_, layout_));
+    if (segments.empty()) {
+      return Status::Corruption(layout_.Label() + ": its directory '" + layout_.dir +
+                                "' holds no segment file; the partition is damaged");
+    }
+    return Seek(segments.front());
+  }
+
+  Status Seek(Offset target) override {
+    TF_ASSIGN_OR_RETURN(std::vector<Offset> segments, ListSegments(fs_, layout_));
+    if (segments.empty() || target < segments.front()) {
+      return Status::OutOfRange(layout_.Label() + ": offset " + ToString(target) +
+                                " is before the partition's start offset " +
+                                (segments.empty() ? std::string("(no segments)") : ToString(segments.front())));
+    }
+    auto it = std::upper_bound(segments.begin(), segments.end(), target);
+    std::unique_ptr<SegmentReader> reader;
+    for (;;) {
+      const Offset base = *std::prev(it);
+      TF_ASSIGN_OR_RETURN(reader, OpenSegment(base, /*sealed=*/it != segments.end()));
+      if (reader->header_problem().empty()) break;
+      TF_ASSIGN_OR_RETURN(uint64_t size, reader->FileSize());
+      // A segment the writer is starting right now has no header yet: what
+      // precedes it is still the end of the data.
+      if (size >= f::kSegmentHeaderSize || std::prev(it) == segments.begin() || it != segments.end()) {
+        return SegmentCorruption(reader->path(), 0, base, reader->header_problem());
+      }
+      --it;
+    }
+    Result<SegmentIndex> index = SegmentIndex::Load(fs_, layout_.IndexPath(reader->base_offset()), reader->base_offset());
+    TF_ASSIGN_OR_RETURN(SegmentScan scan,
+                        ScanSegment(reader.get(), index.ok() ? &*index : nullptr, target, /*verify_crc=*/false));
+    if (!scan.found) {
+      if (scan.stop == Outcome::kDamaged) return SegmentCorruption(reader->path(), scan.position, scan.offset, scan.problem);
+      if (target != scan.offset) {
+        return Status::OutOfRange(layout_.Label() + ": offset " + ToString(target) + " is past the end offset " +
+                                  ToString(scan.offset) + "; seek to at most the end offset");
+      }
+    }
+    segment_ = std::move(reader);
+    position_ = scan.position;
+    next_ = target;
+    return Status::OK();
+  }
+
+  Result<BatchView> Read(std::chrono::milliseconds wait) override {
+    const Clock::time_point deadline = Clock::now() + wait;
+    auto backoff = std::chrono::duration_cast<Clock::duration>(kFirstBackoff);
+    bool looked_again = false;
+    for (;;) {
+      SegmentReader::Batch batch;
+      TF_ASSIGN_OR_RETURN(Outcome o, segment_->ReadAt(position_, options_.verify_checksums, &batch));
+      if (o == Outcome::kBatch) {
+        const f::BatchHeader& h = batch.header;
+        if (h.base_offset > next_ || h.end_offset() <= next_) {
+          return SegmentCorruption(segment_->path(), position_, next_,
+                                   "the batch here holds offsets " + ToString(h.base_offset) + " to " +
+                                       ToString(h.end_offset()) + " but offset " + ToString(next_) +
+                                       " comes next (offsets must be dense)");
+        }
+        const uint32_t skip = static_cast<uint32_t>(next_ - h.base_offset);
+        position_ += h.batch_length;
+        next_ = h.end_offset();
+        return BatchViewAccess::Make(batch.bytes, h, skip);
+      }
+      if (o == Outcome::kDamaged) {
+        // A crashed writer's torn batch, replaced by its successor while we
+        // looked, can read as damaged once; a second look settles it.
+        if (!looked_again) {
+          looked_again = true;
+          segment_->Invalidate();
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          continue;
+        }
+        return SegmentCorruption(segment_->path(), position_, next_, segment_->problem());
+      }
+      if (o == Outcome::kEnd && next_ != segment_->base_offset()) {
+        TF_ASSIGN_OR_RETURN(bool moved, MoveToNextSegment());
+        if (moved) continue;
+      }
+      if (Clock::now() >= deadline) {
+        TF_RETURN_IF_ERROR(CheckForGap(o));
+        return BatchView();
+      }
+      std::this_thread::sleep_for(std::min(backoff, deadline - Clock::now()));
+      backoff = std::min<Clock::duration>(backoff * 2, kMaxBackoff);
+    }
+  }
+
+  Offset position() const override { return next_; }
+
+  Result<Offset> EndOffset() override {
+    TF_ASSIGN_OR_RETURN(PartitionTail tail, ReadPartitionTail(fs_, layout_, /*with_sizes=*/false));
+    return tail.end_offset;
+  }
+
+  PartitionId partition() const override { return layout_.partition; }
+
+ private:
+  // A segment with a successor is sealed: the writer started the successor
+  // only after its last write here, so it can be mapped and read without a
+  // copy. The active segment is read with pread (see segment_reader.h).
+  Result<std::unique_ptr<SegmentReader>> OpenSegment(Offset base, bool sealed) {
+    return SegmentReader::Open(fs_, layout_.SegmentPath(base), base, options_.buffer_bytes,
+                               sealed ? SegmentReader::Access::kMap : SegmentReader::Access::kRead);
+  }
+
+  Status SegmentCorruption(const std::string& path, uint64_t position, Offset offset, const std::string& problem) {
+    return Status::Corruption(layout_.Label() + ": segment '" + path + "' is damaged at file position " +
+                              Num(position) + " (offset " + ToString(offset) + "): " + problem +
+                              ". Reading stops here. If a writer crashed, reopening it cuts a torn tail; otherwise "
+                              "restore the partition from a copy");
+  }
+
+  // At the end of the current segment: the writer starts the segment that
+  // begins at our next offset only after its last write to this one, so
+  // once that file exists, this segment is complete (after one more look).
+  Result<bool> MoveToNextSegment() {
+    const std::string next_path = layout_.SegmentPath(next_);
+    Result<FileInfo> info = fs_->Stat(next_path);
+    if (!info.ok()) {
+      if (info.status().IsNotFound()) return false;
+      return info.status().WithContext(layout_.Label());
+    }
+    if (info->size < f::kSegmentHeaderSize) return false;  // being started
+    segment_->Invalidate();
+    SegmentReader::Batch batch;
+    TF_ASSIGN_OR_RETURN(Outcome again, segment_->ReadAt(position_, options_.verify_checksums, &batch));
+    if (again != Outcome::kEnd) return true;  // more data after all: read it first
+    TF_ASSIGN_OR_RETURN(std::vector<Offset> segments, ListSegments(fs_, layout_));
+    const bool sealed = !segments.empty() && segments.back() > next_;
+    TF_ASSIGN_OR_RETURN(std::unique_ptr<SegmentReader> next, OpenSegment(next_, sealed));
+    if (!next->header_problem().empty()) return SegmentCorruption(next_path, 0, next_, next->header_problem());
+    segment_ = std::move(next);
+    position_ = f::kSegmentHeaderSize;
+    return true;
+  }
+
+  // A reader stuck at the end of a segment while later segments exist would
+  // wait forever: report it. Cheap enough at most once a second.
+  Status CheckForGap(Outcome o) {
+    const Clock::time_point now = Clock::now();
+    if (now - last_gap_check_ < kGapCheckInterval) return Status::OK();
+    last_gap_check_ = now;
+    TF_ASSIGN_OR_RETURN(std::vector<Offset> segments, ListSegments(fs_, layout_));
+    if (segments.empty() || segments.back() <= segment_->base_offset()) return Status::OK();
+    if (fs_->Stat(layout_.SegmentPath(next_)).ok()) return Status::OK();  // the next segment is being started
+    segment_->Invalidate();
+    SegmentReader::Batch batch;
+    TF_ASSIGN_OR_RETURN(Outcome again, segment_->ReadAt(position_, options_.verify_checksums, &batch));
+    if (again == Outcome::kBatch) return Status::OK();
+    if (fs_->Stat(layout_.SegmentPath(next_)).ok()) return Status::OK();
+    return SegmentCorruption(segment_->path(), position_, next_,
+                             std::string(o == Outcome::kIncomplete ? "a batch is cut short here"
+                                                                   : "the segment's data ends here") +
+                                 ", but a later segment (starting at offset " + ToString(segments.back()) +
+                                 ") exists, so records are missing");
+  }
+
+  FileSystem* const fs_;
+  const PartitionLayout layout_;
+  const ReaderOptions options_;
+  std::unique_ptr<SegmentReader> segment_;
+  uint64_t position_ = 0;
+  Offset next_;
+  Clock::time_point last_gap_check_{};
+};
+
+}  // namespace
+
+Result<std::unique_ptr<PartitionReader>> OpenPartitionReader(FileSystem* fs, const PartitionLayout& layout,
+                                                             const ReaderOptions& options) {
+  auto reader = std::make_unique<PartitionReaderImpl>(fs, layout, options);
+  TF_RETURN_IF_ERROR(reader->Start());
+  return std::unique_ptr<PartitionReader>(std::move(reader));
+}
+
+}  // namespace tokenfeed::log

@@ -1,0 +1,237 @@
+#include <chrono>
+#include <cstring>
+
+#include <gtest/gtest.h>
+
+#include "base/scoped_temp_dir.h"
+#include "log/log_format.h"
+#include "log/test_records.h"
+#include "tokenfeed/log.h"
+#include "tokenfeed/record.h"
+
+namespace tokenfeed::log {
+namespace {
+
+using std::chrono::milliseconds;
+using testing::FillTestBatch;
+using testing::TestRecordNumber;
+
+class PartitionReaderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    TopicOptions options;
+    options.segment_bytes = 16 << 10;
+    options.index_interval_bytes = 1024;
+    auto t = Topic::Create(uri_, options);
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    topic_ = std::move(t).value();
+    auto w = topic_->OpenWriter(PartitionId(0));
+    ASSERT_TRUE(w.ok());
+    writer_ = std::move(w).value();
+  }
+
+  void Append(uint64_t total, uint32_t per_batch) {
+    BatchBuilder b;
+    while (writer_->end_offset().value() < total) {
+      const uint64_t first = writer_->end_offset().value();
+      FillTestBatch(&b, first, static_cast<uint32_t>(std::min<uint64_t>(per_batch, total - first)));
+      ASSERT_TRUE(writer_->Append(&b).ok());
+    }
+  }
+
+  std::unique_ptr<PartitionReader> Reader(ReaderOptions o = {}) {
+    auto r = topic_->OpenReader(PartitionId(0), o);
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return std::move(r).value();
+  }
+
+  std::string SegmentPath(uint64_t base) {
+    return dir_.Join("t/partition-00000/" + format::SegmentFileName(Offset(base)));
+  }
+
+  ScopedTempDir dir_;
+  std::string uri_ = "log:" + dir_.Join("t");
+  std::unique_ptr<Topic> topic_;
+  std::unique_ptr<PartitionWriter> writer_;
+};
+
+TEST_F(PartitionReaderTest, ReadsEverythingAcrossSegmentsInOrder) {
+  Append(2000, 37);
+  auto r = Reader();
+  uint64_t n = 0;
+  for (int guard = 0; guard < 10000; ++guard) {
+    auto b = r->Read();
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    if (b->empty()) break;
+    EXPECT_EQ(b->first_offset(), Offset(n));
+    for (LogRecord rec : *b) {
+      ASSERT_EQ(rec.offset, Offset(n));
+      ASSERT_EQ(TestRecordNumber(rec.as_string_view()), n);
+      ++n;
+    }
+  }
+  EXPECT_EQ(n, 2000u);
+  EXPECT_EQ(r->position(), Offset(2000));
+  EXPECT_EQ(*r->EndOffset(), Offset(2000));
+  auto d = topic_->Describe();
+  EXPECT_GT(d->partitions[0].segment_count, 3u) << "the test must cross segment files";
+}
+
+TEST_F(PartitionReaderTest, SeekToEveryOffset) {
+  Append(700, 13);
+  auto r = Reader();
+  for (uint64_t target = 0; target <= 700; target += 7) {
+    ASSERT_TRUE(r->Seek(Offset(target)).ok()) << target;
+    EXPECT_EQ(r->position(), Offset(target));
+    auto b = r->Read();
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    if (target == 700) {
+      EXPECT_TRUE(b->empty());
+      continue;
+    }
+    ASSERT_FALSE(b->empty()) << target;
+    EXPECT_EQ(b->first_offset(), Offset(target)) << "the view starts at the sought offset, inside its batch";
+    EXPECT_EQ(TestRecordNumber((*b->begin()).as_string_view()), target);
+  }
+}
+
+TEST_F(PartitionReaderTest, SeekOutOfRange) {
+  Append(10, 10);
+  auto r = Reader();
+  Status s = r->Seek(Offset(11));
+  EXPECT_EQ(s.code(), StatusCode::kOutOfRange);
+  EXPECT_NE(s.message().find("end offset 10"), std::string::npos) << s.ToString();
+  EXPECT_TRUE(r->Seek(Offset(10)).ok());
+}
+
+TEST_F(PartitionReaderTest, SeekWorksWithADamagedIndex) {
+  Append(700, 13);
+  const std::string idx = dir_.Join("t/partition-00000/" + format::IndexFileName(Offset(0)));
+  // Entries that point at wrong places: the reader must check and fall back.
+  auto bytes = ReadFileToString(FileSystem::Posix(), idx);
+  ASSERT_TRUE(bytes.ok());
+  std::string damaged = *bytes;
+  for (size_t i = format::kIndexHeaderSize + 4; i + 4 <= damaged.size(); i += format::kIndexEntrySize) damaged[i] ^= 0x08;
+  ASSERT_TRUE(WriteFileAtomically(FileSystem::Posix(), idx, damaged).ok());
+  auto r = Reader();
+  for (uint64_t target : {1u, 50u, 133u, 199u}) {
+    ASSERT_TRUE(r->Seek(Offset(target)).ok());
+    auto b = r->Read();
+    ASSERT_TRUE(b.ok() && !b->empty()) << target;
+    EXPECT_EQ(TestRecordNumber((*b->begin()).as_string_view()), target);
+  }
+}
+
+TEST_F(PartitionReaderTest, WaitReturnsEmptyAfterTheTimeoutAndThenSeesNewData) {
+  Append(5, 5);
+  auto r = Reader();
+  ASSERT_EQ(r->Read()->size(), 5u);
+  const auto start = std::chrono::steady_clock::now();
+  auto empty = r->Read(milliseconds(30));
+  const auto waited = std::chrono::steady_clock::now() - start;
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->empty());
+  EXPECT_GE(waited, milliseconds(30));
+  Append(8, 3);
+  auto more = r->Read(milliseconds(1000));
+  ASSERT_TRUE(more.ok());
+  EXPECT_EQ(more->first_offset(), Offset(5));
+  EXPECT_EQ(more->size(), 3u);
+}
+
+TEST_F(PartitionReaderTest, DamageInTheMiddleIsCorruptionNamingPartitionOffsetAndFile) {
+  Append(100, 10);
+  ASSERT_TRUE(writer_->Close().ok());
+  auto all = ReadFileToString(FileSystem::Posix(), SegmentPath(0));
+  std::string bytes = *all;
+  // Damage the record bytes of the third batch.
+  uint64_t pos = format::kSegmentHeaderSize;
+  for (int i = 0; i < 2; ++i) {
+    uint32_t len;
+    std::memcpy(&len, bytes.data() + pos + 8, 4);
+    pos += len;
+  }
+  bytes[pos + format::kBatchHeaderSize + 2] ^= 0x01;
+  ASSERT_TRUE(WriteFileAtomically(FileSystem::Posix(), SegmentPath(0), bytes).ok());
+  auto r = Reader();
+  uint64_t seen = 0;
+  Status error;
+  for (int guard = 0; guard < 100; ++guard) {
+    auto b = r->Read();
+    if (!b.ok()) {
+      error = b.status();
+      break;
+    }
+    if (b->empty()) break;
+    seen += b->size();
+  }
+  EXPECT_EQ(seen, 20u) << "the two good batches before the damage are delivered";
+  ASSERT_TRUE(error.IsCorruption()) << error.ToString();
+  const std::string& m = error.message();
+  EXPECT_NE(m.find("partition 0"), std::string::npos) << m;
+  EXPECT_NE(m.find("offset 20"), std::string::npos) << m;
+  EXPECT_NE(m.find(SegmentPath(0)), std::string::npos) << m;
+  EXPECT_NE(m.find("position " + std::to_string(pos)), std::string::npos) << m;
+  EXPECT_NE(m.find(uri_), std::string::npos) << m;
+  auto again = r->Read();
+  EXPECT_TRUE(again.status().IsCorruption()) << "damage is never skipped";
+}
+
+TEST_F(PartitionReaderTest, MappedSegmentThatGrowsAfterAnInterruptedRollIsReadToItsNewEnd) {
+  Append(100, 10);
+  writer_.reset();
+  // A roll that crashed right after creating its file: the reader takes
+  // segment 0 for sealed and maps it.
+  ASSERT_TRUE(WriteFileAtomically(FileSystem::Posix(), SegmentPath(100), "").ok());
+  auto r = Reader();
+  auto first = r->Read();
+  ASSERT_TRUE(first.ok() && first->size() == 10u);
+  // Recovery removes the empty file and appends continue in segment 0.
+  auto w = topic_->OpenWriter(PartitionId(0));
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_EQ((*w)->recovery().removed_segments.size(), 1u);
+  writer_ = std::move(w).value();
+  Append(150, 10);
+  uint64_t n = 10;
+  for (int guard = 0; guard < 100 && n < 150; ++guard) {
+    auto b = r->Read(milliseconds(100));
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    for (LogRecord rec : *b) {
+      ASSERT_EQ(TestRecordNumber(rec.as_string_view()), n);
+      ++n;
+    }
+  }
+  EXPECT_EQ(n, 150u);
+}
+
+TEST_F(PartitionReaderTest, RecordsAreFourByteAlignedSoTokenIdsAre) {
+  BatchBuilder b;
+  std::string buf;
+  for (int i = 0; i < 50; ++i) {
+    std::vector<uint32_t> ids(i + 1, static_cast<uint32_t>(i * 1000));
+    record::RecordFields fields;
+    const std::string path = "file-" + std::string(i % 7, 'x');
+    fields.source_path = path;
+    fields.doc_seq = static_cast<uint64_t>(i);
+    record::RecordEncoder enc;
+    ASSERT_TRUE(enc.Prepare(fields, ids).ok());
+    enc.WriteTo(b.AddUninitialized(enc.size()));
+  }
+  ASSERT_TRUE(writer_->Append(&b).ok());
+  auto r = Reader();
+  auto batch = r->Read();
+  ASSERT_TRUE(batch.ok() && batch->size() == 50u);
+  int i = 0;
+  for (LogRecord rec : *batch) {
+    auto v = record::RecordView::Parse(rec.bytes);
+    ASSERT_TRUE(v.ok()) << v.status().ToString();
+    EXPECT_EQ(v->doc_seq(), static_cast<uint64_t>(i));
+    EXPECT_EQ(v->ids().size(), static_cast<size_t>(i + 1));
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(v->ids().data()) % v->ids().width_bytes(), 0u);
+    EXPECT_EQ(v->ids()[0], static_cast<uint32_t>(i * 1000));
+    ++i;
+  }
+}
+
+}  // namespace
+}  // namespace tokenfeed::log
