@@ -1,10 +1,9 @@
-// The hand-written pre-tokenizer scanners: one per family of known pattern
-// strings (GPT-2 ByteLevel; Llama-3, Qwen2 and cl100k; DeepSeek-V3's three
-// stages), each proven span-for-span identical to Oniguruma on that pattern by
-// the differential tests (fast_matchers_test.cc, corpus_diff_test.cc,
-// fuzz/pretokenizer_diff). Not a regex engine: a pattern string that is not in
-// KnownFastPatterns() has no scanner. Scanners hold no mutable state: any
-// number of threads may share one.
+// The hand-written pre-tokenizer scanners, one per family of known pattern
+// strings (GPT-2 ByteLevel; Llama-3, Qwen2, cl100k; DeepSeek-V3's three
+// stages), each proven span-for-span identical to Oniguruma on its pattern by
+// the differential tests and fuzz/pretokenizer_diff. Not a regex engine: a
+// pattern not in KnownFastPatterns() has no scanner. Scanners hold no mutable
+// state: any number of threads may share one.
 #pragma once
 
 #include <memory>
@@ -46,7 +45,9 @@ struct FastPattern {
   std::unique_ptr<SplitMatcher> (*make)();
 };
 
-// Every pattern string that MakeFastMatcher recognises.
+// Every pattern string that MakeFastMatcher recognises. To add a scanner, list
+// its pattern string(s) here: the differential tests and the fuzzer iterate
+// this list; testdata/make_split_golden.py must learn the pattern too.
 std::span<const FastPattern> KnownFastPatterns();
 
 // The scanner families (gpt2_scanner.cc, llama3_scanner.cc, deepseek_scanner.cc).

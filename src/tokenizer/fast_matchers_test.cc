@@ -4,10 +4,12 @@
 // character of each class the scanners tell apart, on seeded random text and
 // every piece of it, and on megabyte runs of one class.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <random>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -304,6 +306,32 @@ TEST(FastMatchersTest, MegabyteRunsAgree) {
         ASSERT_TRUE(got == want) << pair.known->name << " on a run of \"" << Escaped(unit) << "\"";
       }
     }
+  }
+}
+
+// Scanners hold no mutable state: one instance serves many threads.
+TEST(FastMatchersTest, ConcurrentUseOfOneScannerAgrees) {
+  std::mt19937_64 rng(99);
+  std::vector<std::string> texts;
+  for (int i = 0; i < 32; ++i) texts.push_back(testing::RandomText(rng, 300));
+  for (const Pair& pair : Pairs()) {
+    std::vector<std::vector<Span>> want(texts.size());
+    for (size_t i = 0; i < texts.size(); ++i) pair.onig->FindMatches(texts[i], &want[i]);
+    std::atomic<int> failures{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+      threads.emplace_back([&] {
+        for (int round = 0; round < 10; ++round) {
+          for (size_t i = 0; i < texts.size(); ++i) {
+            std::vector<Span> got;
+            pair.fast->FindMatches(texts[i], &got);
+            if (got != want[i]) ++failures;
+          }
+        }
+      });
+    }
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(failures.load(), 0) << pair.known->name;
   }
 }
 
