@@ -1,0 +1,159 @@
+#include "topic/log_topic.h"
+
+#include <map>
+
+namespace tokenfeed::topic {
+namespace {
+
+class LogTopicWriter final : public TopicWriter {
+ public:
+  LogTopicWriter(std::unique_ptr<log::Topic> topic, std::map<PartitionId, std::unique_ptr<log::PartitionWriter>> w)
+      : topic_(std::move(topic)), writers_(std::move(w)) {}
+  ~LogTopicWriter() override { (void)Close(); }
+
+  const std::string& uri() const override { return topic_->uri(); }
+  uint32_t partition_count() const override { return topic_->partition_count(); }
+
+  Status Append(PartitionId partition, std::span<const std::span<const uint8_t>> records) override {
+    if (records.empty()) return Status::OK();
+    TF_ASSIGN_OR_RETURN(log::PartitionWriter * w, Writer(partition));
+    batch_.Clear();
+    for (const auto& r : records) batch_.Add(r);
+    auto appended = w->Append(&batch_);
+    if (!appended.ok()) return appended.status();
+    return Status::OK();
+  }
+
+  Status Flush() override {
+    for (auto& [p, w] : writers_) TF_RETURN_IF_ERROR(w->Sync());
+    return Status::OK();
+  }
+
+  Result<Offset> EndOffset(PartitionId partition) override {
+    TF_ASSIGN_OR_RETURN(log::PartitionWriter * w, Writer(partition));
+    return w->end_offset();
+  }
+
+  Result<std::optional<std::string>> LastRecord(PartitionId partition) override {
+    TF_ASSIGN_OR_RETURN(log::PartitionWriter * w, Writer(partition));
+    TF_ASSIGN_OR_RETURN(std::optional<log::StoredRecord> last, w->ReadLastRecord());
+    if (!last) return std::optional<std::string>();
+    return std::optional<std::string>(std::move(last->bytes));
+  }
+
+  Status Close() override {
+    Status first;
+    for (auto& [p, w] : writers_) {
+      Status s = w->Close();
+      if (first.ok() && !s.ok()) first = s;
+    }
+    writers_.clear();
+    return first;
+  }
+
+ private:
+  Result<log::PartitionWriter*> Writer(PartitionId p) {
+    auto it = writers_.find(p);
+    if (it == writers_.end()) {
+      return Status::InvalidArgument(uri() + ": partition " + ToString(p) + " is not open for writing here");
+    }
+    return it->second.get();
+  }
+
+  std::unique_ptr<log::Topic> topic_;
+  std::map<PartitionId, std::unique_ptr<log::PartitionWriter>> writers_;
+  log::BatchBuilder batch_;
+};
+
+class LogPartitionCursor final : public PartitionCursor {
+ public:
+  LogPartitionCursor(std::unique_ptr<log::Topic> topic, std::unique_ptr<log::PartitionReader> reader)
+      : topic_(std::move(topic)), reader_(std::move(reader)) {}
+
+  Status Seek(Offset offset) override { return reader_->Seek(offset); }
+
+  Result<std::span<const StoredRecordView>> Read(std::chrono::milliseconds wait) override {
+    TF_ASSIGN_OR_RETURN(log::BatchView batch, reader_->Read(wait));
+    records_.clear();
+    for (log::LogRecord r : batch) records_.push_back({r.offset, r.bytes});
+    return std::span<const StoredRecordView>(records_);
+  }
+
+  Offset position() const override { return reader_->position(); }
+  Result<Offset> EndOffset() override { return reader_->EndOffset(); }
+  Result<Offset> StartOffset() override {
+    TF_ASSIGN_OR_RETURN(log::TopicDescription d, topic_->Describe());
+    return d.partitions.at(reader_->partition().value()).start_offset;
+  }
+  PartitionId partition() const override { return reader_->partition(); }
+
+ private:
+  std::unique_ptr<log::Topic> topic_;
+  std::unique_ptr<log::PartitionReader> reader_;
+  std::vector<StoredRecordView> records_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<TopicWriter>> OpenLogTopicWriter(std::string_view uri, const WriterConfig& config,
+                                                        std::vector<PartitionId> partitions) {
+  auto opened = log::Topic::Open(uri);
+  std::unique_ptr<log::Topic> topic;
+  if (opened.ok()) {
+    topic = std::move(opened).value();
+    if (config.partitions != 0 && topic->partition_count() != config.partitions) {
+      return Status::InvalidArgument(topic->uri() + " has " + std::to_string(topic->partition_count()) +
+                                     " partitions, not the " + std::to_string(config.partitions) +
+                                     " asked for: pass --partitions " + std::to_string(topic->partition_count()) +
+                                     " or use a new topic");
+    }
+  } else if (opened.status().IsNotFound()) {
+    if (!config.create_if_missing) {
+      return opened.status().WithContext("the topic does not exist and creating it is not allowed");
+    }
+    log::TopicOptions options = config.log_topic;
+    options.partitions = config.partitions == 0 ? 1 : config.partitions;
+    auto created = log::Topic::Create(uri, options);
+    if (!created.ok() && created.status().code() == StatusCode::kAlreadyExists) {
+      created = log::Topic::Open(uri);  // another process created it just now
+    }
+    if (!created.ok()) return created.status();
+    topic = std::move(created).value();
+  } else {
+    return opened.status();
+  }
+  if (partitions.empty()) {
+    for (uint32_t p = 0; p < topic->partition_count(); ++p) partitions.emplace_back(p);
+  }
+  std::map<PartitionId, std::unique_ptr<log::PartitionWriter>> writers;
+  for (PartitionId p : partitions) {
+    if (p.value() >= topic->partition_count()) {
+      return Status::InvalidArgument(topic->uri() + " has no partition " + ToString(p));
+    }
+    TF_ASSIGN_OR_RETURN(auto w, topic->OpenWriter(p, config.log));
+    writers.emplace(p, std::move(w));
+  }
+  return std::unique_ptr<TopicWriter>(std::make_unique<LogTopicWriter>(std::move(topic), std::move(writers)));
+}
+
+Result<TopicSummary> DescribeLogTopic(std::string_view uri) {
+  TF_ASSIGN_OR_RETURN(auto topic, log::Topic::Open(uri));
+  TF_ASSIGN_OR_RETURN(log::TopicDescription d, topic->Describe());
+  TopicSummary s;
+  s.uri = d.uri;
+  for (const auto& p : d.partitions) s.partitions.push_back({p.partition, p.start_offset, p.end_offset, p.bytes});
+  s.details = "embedded log, format " + std::to_string(d.format_version) + ", created by " + d.created_by;
+  return s;
+}
+
+Result<std::unique_ptr<PartitionCursor>> OpenLogPartitionCursor(std::string_view uri, PartitionId partition) {
+  TF_ASSIGN_OR_RETURN(auto topic, log::Topic::Open(uri));
+  if (partition.value() >= topic->partition_count()) {
+    return Status::OutOfRange(topic->uri() + " has " + std::to_string(topic->partition_count()) +
+                              " partitions; there is no partition " + ToString(partition));
+  }
+  TF_ASSIGN_OR_RETURN(auto reader, topic->OpenReader(partition));
+  return std::unique_ptr<PartitionCursor>(std::make_unique<LogPartitionCursor>(std::move(topic), std::move(reader)));
+}
+
+}  // namespace tokenfeed::topic

@@ -1,0 +1,124 @@
+// A topic named by URI -- log:DIR/TOPIC (the embedded log) or
+// kafka://HOST:PORT[,HOST:PORT]/TOPIC -- opened for writing token records
+// (TopicWriter, for the ingest) or reading them (PartitionCursor, for inspect
+// and the loader). The one place that knows both transports; everything
+// above it is written once.
+// Visibility: a record appended by TopicWriter::Append is readable by
+// cursors once Append returns (log) or once Flush returns (Kafka: after the
+// broker acknowledged it). Thread-safety: a writer or a cursor is used by one
+// thread at a time; separate objects may be used concurrently.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tokenfeed/ids.h"
+#include "tokenfeed/log.h"
+#include "tokenfeed/status.h"
+
+namespace tokenfeed::topic {
+
+enum class TopicKind { kLog, kKafka };
+
+// kLog for "log:...", kKafka for "kafka://...", InvalidArgument otherwise
+// (saying what both forms look like).
+Result<TopicKind> KindOf(std::string_view uri);
+
+struct TopicConfig {
+  // Kafka client properties (-X key=value and --kafka-config FILE); ignored
+  // by the embedded log.
+  std::vector<std::pair<std::string, std::string>> kafka_properties;
+  // How long a Kafka operation may wait for the cluster before failing.
+  std::chrono::milliseconds kafka_timeout{30000};
+};
+
+struct WriterConfig : TopicConfig {
+  // When the topic does not exist: create it with this many partitions, or
+  // fail with NotFound when create_if_missing is false.
+  uint32_t partitions = 1;
+  bool create_if_missing = true;
+  // Kafka topics only.
+  int replication_factor = 1;
+  std::string compression = "zstd";  // zstd, lz4, snappy, gzip, none
+  // Embedded log only.
+  log::WriterOptions log;
+  log::TopicOptions log_topic;
+};
+
+// Appends records to some partitions of a topic. Each partition it writes
+// must have no other writer (the log enforces it; for Kafka it is the caller's
+// rule), so a partition's records are exactly the order of Append calls and a
+// crash leaves a prefix of them.
+class TopicWriter {
+ public:
+  virtual ~TopicWriter() = default;
+  virtual const std::string& uri() const = 0;
+  virtual uint32_t partition_count() const = 0;
+  // Appends `records` to `partition`, in order. Durable/acknowledged: for the
+  // log, as its fsync policy says when this returns; for Kafka, after Flush.
+  virtual Status Append(PartitionId partition, std::span<const std::span<const uint8_t>> records) = 0;
+  // Waits until everything appended is acknowledged (and synced, for the log).
+  virtual Status Flush() = 0;
+  // The offset after the partition's last record, and that record's bytes
+  // (nullopt when empty): where a resumed ingest takes up.
+  virtual Result<Offset> EndOffset(PartitionId partition) = 0;
+  virtual Result<std::optional<std::string>> LastRecord(PartitionId partition) = 0;
+  // Flushes, then releases the partitions.
+  virtual Status Close() = 0;
+};
+
+// Opens (creating if allowed) the topic and the writers of `partitions`
+// (all partitions when empty). InvalidArgument when an existing topic has a
+// different partition count than config.partitions asks for.
+Result<std::unique_ptr<TopicWriter>> OpenTopicWriter(std::string_view uri, const WriterConfig& config,
+                                                     std::vector<PartitionId> partitions = {});
+
+struct PartitionSummary {
+  PartitionId partition;
+  Offset start_offset;
+  Offset end_offset;
+  uint64_t bytes = 0;  // stored size, where the transport knows it (0 otherwise)
+  uint64_t records() const { return end_offset.value() - start_offset.value(); }
+};
+
+struct TopicSummary {
+  std::string uri;
+  std::vector<PartitionSummary> partitions;
+  std::string details;  // transport-specific, one line (creation, replication, ...)
+};
+
+// NotFound when the topic does not exist.
+Result<TopicSummary> DescribeTopic(std::string_view uri, const TopicConfig& config = {});
+
+// One stored record, as a cursor returns it.
+struct StoredRecordView {
+  Offset offset;
+  std::span<const uint8_t> bytes;
+};
+
+// Reads one partition from any offset.
+class PartitionCursor {
+ public:
+  virtual ~PartitionCursor() = default;
+  // OutOfRange when `offset` is outside [start, end].
+  virtual Status Seek(Offset offset) = 0;
+  // The next records from the cursor's position, at least one unless none
+  // arrived within `wait` (then empty). Valid until the next call.
+  virtual Result<std::span<const StoredRecordView>> Read(std::chrono::milliseconds wait) = 0;
+  virtual Offset position() const = 0;
+  virtual Result<Offset> EndOffset() = 0;
+  virtual Result<Offset> StartOffset() = 0;
+  virtual PartitionId partition() const = 0;
+};
+
+Result<std::unique_ptr<PartitionCursor>> OpenPartitionCursor(std::string_view uri, PartitionId partition,
+                                                             const TopicConfig& config = {});
+
+}  // namespace tokenfeed::topic
