@@ -1,0 +1,83 @@
+// Creating and owning one librdkafka client handle (rd_kafka_t): tokenfeed's
+// defaults are applied first, then the user's properties, each rejected
+// property reported with its origin; the handle's log and error callbacks
+// feed a ClientEvents record so that a later timeout can say what librdkafka
+// last complained about ("Connect to ... failed: Connection refused").
+// Internal to src/kafka. ClientEvents is thread-safe (callbacks arrive on
+// librdkafka's threads); it must outlive the handle, which Client ensures.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <librdkafka/rdkafka.h>
+
+#include "kafka/client_options.h"
+#include "tokenfeed/status.h"
+
+namespace tokenfeed::kafka {
+
+class ClientEvents {
+ public:
+  void RecordProblem(std::string text);
+  // The latest warning or error librdkafka reported, or "".
+  std::string LastProblem() const;
+  // " (last client error: ...)" or "".
+  std::string LastProblemSuffix() const;
+  void NoteAllBrokersDown();
+  void NoteBrokerUp();
+  // Since when no broker has been reachable; zero time_point when one is.
+  std::chrono::steady_clock::time_point AllBrokersDownSince() const;
+
+  // Set by the producer before the handle exists; called on librdkafka's
+  // polling thread (the caller of rd_kafka_poll / rd_kafka_flush).
+  std::function<void(const rd_kafka_message_t&)> on_delivery;
+
+ private:
+  mutable std::mutex mu_;
+  std::string last_problem_;
+  std::chrono::steady_clock::time_point all_down_since_{};
+};
+
+struct HandleDeleter {
+  void operator()(rd_kafka_t* rk) const;
+};
+using HandlePtr = std::unique_ptr<rd_kafka_t, HandleDeleter>;
+
+struct DefaultSetting {
+  std::string key;
+  std::string value;
+};
+
+// Properties a client sets for its own correctness and the user may not change.
+struct PinnedSetting {
+  std::string key;
+  std::string value;
+  std::string_view why;  // shown when the user's config disagrees
+};
+
+// A handle and the ClientEvents its callbacks write to, destroyed in order.
+struct Client {
+  std::unique_ptr<ClientEvents> events;
+  HandlePtr handle;
+  std::string bootstrap;  // for messages
+  std::chrono::milliseconds timeout{};
+};
+
+Result<Client> CreateClient(rd_kafka_type_t type, const ClientOptions& options,
+                            const std::vector<DefaultSetting>& defaults, const std::vector<PinnedSetting>& pinned,
+                            std::unique_ptr<ClientEvents> events = nullptr);
+
+// Asks the cluster for the topic's metadata within the client's timeout: the
+// broker-unreachable and topic-missing checks every client runs on opening.
+// Returns the number of partitions.
+Result<int32_t> FetchPartitionCount(const Client& client, const std::string& topic);
+
+int TimeoutMs(std::chrono::milliseconds t);
+
+}  // namespace tokenfeed::kafka
