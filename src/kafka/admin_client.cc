@@ -197,14 +197,9 @@ Status AdminClient::DeleteTopic(const std::string& topic) {
 }
 
 Result<Watermarks> AdminClient::QueryWatermarks(const std::string& topic, int32_t partition) {
-  int64_t low = 0, high = 0;
-  const rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(impl_->client.handle.get(), topic.c_str(),
-                                                                   partition, &low, &high, impl_->timeout_ms());
-  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return KafkaErrorStatus(err, "query Kafka watermarks", {impl_->client.bootstrap, topic, partition},
-                            std::string(rd_kafka_err2str(err)) + impl_->client.events->LastProblemSuffix());
-  }
-  return Watermarks{low, high};
+  TF_RETURN_IF_ERROR(ValidateTopicName(topic));
+  TF_ASSIGN_OR_RETURN(auto w, kafka::QueryWatermarks(impl_->client, topic, partition));
+  return Watermarks{w.first, w.second};
 }
 
 Result<std::vector<Watermarks>> AdminClient::QueryWatermarks(const std::string& topic) {

@@ -131,11 +131,8 @@ std::optional<int64_t> PartitionConsumer::Position(int32_t partition) const {
 Result<Watermarks> PartitionConsumer::QueryWatermarks(int32_t partition) {
   Impl& s = *impl_;
   TF_RETURN_IF_ERROR(s.CheckPartition(partition));
-  int64_t low = 0, high = 0;
-  const rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
-      s.core->rk(), s.options.topic.c_str(), partition, &low, &high, TimeoutMs(s.core->client().timeout));
-  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return KafkaErrorStatus(err, "query Kafka watermarks", s.Where(partition));
-  return Watermarks{low, high};
+  TF_ASSIGN_OR_RETURN(auto w, kafka::QueryWatermarks(s.core->client(), s.options.topic, partition));
+  return Watermarks{w.first, w.second};
 }
 
 const std::string& PartitionConsumer::topic() const { return impl_->options.topic; }

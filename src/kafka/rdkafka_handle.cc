@@ -2,6 +2,7 @@
 
 #include <climits>
 #include <cstdio>
+#include <thread>
 
 #include "kafka/kafka_error.h"
 
@@ -183,6 +184,27 @@ Result<int32_t> FetchPartitionCount(const Client& client, const std::string& top
   if (!status.ok()) return status;
   client.events->NoteBrokerUp();
   return count;
+}
+
+Result<std::pair<int64_t, int64_t>> QueryWatermarks(const Client& client, const std::string& topic,
+                                                    int32_t partition) {
+  const auto deadline = std::chrono::steady_clock::now() + client.timeout;
+  for (int round = 0;; ++round) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    int64_t low = 0, high = 0;
+    const rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(client.handle.get(), topic.c_str(), partition,
+                                                                     &low, &high, std::max(TimeoutMs(left), 1));
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return std::make_pair(low, high);
+    const bool transient = err == RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION ||
+                           err == RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE ||
+                           err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART ||
+                           err == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION;
+    if (!transient || std::chrono::steady_clock::now() >= deadline) {
+      return KafkaErrorStatus(err, "query Kafka watermarks", {client.bootstrap, topic, partition},
+                              std::string(rd_kafka_err2str(err)) + client.events->LastProblemSuffix());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(10 * (round + 1), 200)));
+  }
 }
 
 }  // namespace tokenfeed::kafka

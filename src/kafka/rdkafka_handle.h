@@ -78,6 +78,12 @@ Result<Client> CreateClient(rd_kafka_type_t type, const ClientOptions& options,
 // Returns the number of partitions.
 Result<int32_t> FetchPartitionCount(const Client& client, const std::string& topic);
 
+// Low and high watermarks from the partition's leader. Right after a topic
+// is created or a leader moves, the broker may answer "not leader" for a
+// moment: such answers are retried until the client timeout.
+Result<std::pair<int64_t, int64_t>> QueryWatermarks(const Client& client, const std::string& topic,
+                                                    int32_t partition);
+
 int TimeoutMs(std::chrono::milliseconds t);
 
 }  // namespace tokenfeed::kafka
