@@ -138,7 +138,7 @@ Status AdminClient::CreateTopic(const TopicSpec& spec) {
 
 Result<TopicInfo> AdminClient::DescribeTopic(const std::string& topic) {
   TF_RETURN_IF_ERROR(ValidateTopicName(topic));
-  return FetchTopicInfo(impl_->client, topic, impl_->timeout_ms());
+  return RetryWhileNotFound(impl_->client, [&] { return FetchTopicInfo(impl_->client, topic, impl_->timeout_ms()); });
 }
 
 Result<TopicInfo> AdminClient::EnsureTopic(const TopicSpec& spec, MissingTopic missing) {

@@ -7,6 +7,7 @@
 // librdkafka's threads); it must outlive the handle, which Client ensures.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -75,7 +76,8 @@ Result<Client> CreateClient(rd_kafka_type_t type, const ClientOptions& options,
 
 // Asks the cluster for the topic's metadata within the client's timeout: the
 // broker-unreachable and topic-missing checks every client runs on opening.
-// Returns the number of partitions.
+// Returns the number of partitions. A new topic reaches the brokers one by
+// one, so "missing" is believed only after kTopicPropagationGrace of asking.
 Result<int32_t> FetchPartitionCount(const Client& client, const std::string& topic);
 
 // Low and high watermarks from the partition's leader. Right after a topic
@@ -85,5 +87,22 @@ Result<std::pair<int64_t, int64_t>> QueryWatermarks(const Client& client, const 
                                                     int32_t partition);
 
 int TimeoutMs(std::chrono::milliseconds t);
+
+inline constexpr std::chrono::milliseconds kTopicPropagationGrace{1500};
+void SleepBriefly();
+
+// Repeats `attempt` while it returns NotFound, for up to the grace (bounded by
+// the client timeout): hides a topic's propagation delay between brokers.
+template <typename F>
+auto RetryWhileNotFound(const Client& client, F attempt) -> decltype(attempt()) {
+  const auto grace = std::min(client.timeout, kTopicPropagationGrace);
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  for (;;) {
+    auto r = attempt();
+    if (r.ok() || !r.status().IsNotFound() || std::chrono::steady_clock::now() >= deadline) return r;
+    SleepBriefly();
+  }
+}
+
 
 }  // namespace tokenfeed::kafka
