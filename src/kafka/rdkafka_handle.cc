@@ -105,6 +105,9 @@ Result<Client> CreateClient(rd_kafka_type_t type, const ClientOptions& options,
   // A metadata request must never create a topic as a side effect: whether a
   // missing topic is created or is an error is the caller's decision.
   merged.Set("allow.auto.create.topics", "false", "tokenfeed default");
+  // librdkafka backs off reconnects up to 10 s; a reader then idles up to 10 s
+  // after a broker restart. 2 s still spares a struggling broker.
+  merged.Set("reconnect.backoff.max.ms", "2000", "tokenfeed default");
   for (const auto& d : defaults) merged.Set(d.key, d.value, "tokenfeed default");
   merged.Merge(options.config);
   if (!options.bootstrap.empty()) merged.Set("bootstrap.servers", options.bootstrap, "bootstrap servers");
