@@ -4,9 +4,15 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <ostream>
 #include <set>
 
 #include "kafka_test_env.h"
+
+namespace tokenfeed::kafka {
+// Names the parameter in test listings ("zstd", not "4-byte object").
+void PrintTo(Compression c, std::ostream* os) { *os << CompressionName(c); }
+}  // namespace tokenfeed::kafka
 
 namespace tokenfeed::kafka::testing {
 namespace {
