@@ -27,7 +27,13 @@ ConsumerCore::ConsumerCore(Client client) : client_(std::move(client)) {}
 
 ConsumerCore::~ConsumerCore() {
   if (queue_ != nullptr) rd_kafka_queue_destroy(queue_);
-  if (client_.handle) rd_kafka_consumer_close(client_.handle.get());
+  (void)Close();
+}
+
+rd_kafka_resp_err_t ConsumerCore::Close() {
+  if (closed_ || !client_.handle) return RD_KAFKA_RESP_ERR_NO_ERROR;
+  closed_ = true;
+  return rd_kafka_consumer_close(client_.handle.get());
 }
 
 Status ConsumerCore::RedirectToConsumerQueue() {

@@ -38,6 +38,8 @@ class ConsumerCore {
   ConsumerCore& operator=(const ConsumerCore&) = delete;
 
   Status RedirectToConsumerQueue();
+  // Leaves the group (if any); idempotent. The destructor calls it too.
+  rd_kafka_resp_err_t Close();
   Result<MessageBatch> Poll(size_t max_records, std::chrono::milliseconds timeout);
 
   void ResetPartition(const std::string& topic, int32_t partition, int64_t offset);
@@ -57,6 +59,7 @@ class ConsumerCore {
   std::vector<rd_kafka_message_t*> buffer_;
   std::map<Key, PartitionState> partitions_;
   Status pending_error_;  // found after some records of a batch: returned by the next Poll
+  bool closed_ = false;
 };
 
 }  // namespace tokenfeed::kafka

@@ -15,7 +15,6 @@ void ConsumerGroupMetadata::Deleter::operator()(rd_kafka_consumer_group_metadata
 struct GroupConsumer::Impl {
   GroupConsumerOptions options;
   std::unique_ptr<ConsumerCore> core;
-  bool closed = false;
 };
 
 GroupConsumer::GroupConsumer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -81,9 +80,7 @@ Result<ConsumerGroupMetadata> GroupConsumer::GroupMetadata() const {
 }
 
 Status GroupConsumer::Close() {
-  if (impl_->closed) return Status::OK();
-  impl_->closed = true;
-  const rd_kafka_resp_err_t err = rd_kafka_consumer_close(impl_->core->rk());
+  const rd_kafka_resp_err_t err = impl_->core->Close();
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return KafkaErrorStatus(err, "Kafka consumer close (group '" + impl_->options.group_id + "')",
                             {impl_->core->client().bootstrap});
