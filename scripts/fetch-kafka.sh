@@ -12,7 +12,20 @@ cache="${TOKENFEED_KAFKA_CACHE:-$root/.cache/kafka}"
 dest="$cache/$version/libs"
 stamp="$cache/$version/.complete"
 
-if [ -f "$stamp" ] && ls "$dest"/kafka_${scala}-"$version".jar >/dev/null 2>&1; then
+present() { [ -f "$stamp" ] && [ -f "$dest/kafka_${scala}-$version.jar" ]; }
+if present; then
+  echo "fetch-kafka: Apache Kafka $version present in $dest"
+  exit 0
+fi
+# Two test fixtures may start at once on a fresh machine: one fetches, the
+# other waits for it (bounded) and finds the jars.
+mkdir -p "$cache"
+exec 9>"$cache/.fetch-$version.lock"
+if ! flock -w 600 9; then
+  echo "fetch-kafka: another fetch of Kafka $version has held $cache/.fetch-$version.lock for 10 minutes" >&2
+  exit 1
+fi
+if present; then
   echo "fetch-kafka: Apache Kafka $version present in $dest"
   exit 0
 fi
