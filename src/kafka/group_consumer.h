@@ -1,10 +1,9 @@
 // GroupConsumer: joins a consumer group (subscribe) for a streaming service
-// that transforms records and writes them on. It never commits offsets by
-// itself (enable.auto.commit=false is enforced): the service hands
-// Positions() and GroupMetadata() to a transactional Producer
-// (SendOffsetsToTransaction), so offsets and output commit together.
-// Partitions are (re)assigned by the group; one thread; release every
-// MessageBatch before destroying it. Close() leaves the group promptly.
+// that transforms records and writes them on. It never commits by itself
+// (enable.auto.commit=false is enforced): the service hands Positions() and
+// GroupMetadata() to a transactional Producer, so offsets and output commit
+// together. The group assigns partitions. One thread; release every
+// MessageBatch before destroying it; Close() leaves the group promptly.
 #pragma once
 
 #include <chrono>

@@ -1,11 +1,9 @@
 // KeepLargeBuffersInHeap: an opt-in, process-wide glibc malloc setting for
-// programs that consume compressed Kafka topics fast. librdkafka allocates a
-// fresh ~1 MB buffer for every decompressed record batch; with glibc's
-// defaults such buffers come from mmap and go back to the kernel when freed,
-// so every batch pays page faults (half the consumer's CPU time at lz4 rates,
-// docs/kafka.md). Raising the mmap and trim thresholds keeps them in the heap.
-// Call once, early, from main (not thread-safe with concurrent allocation
-// start-up); a library never calls it on its own. No effect off glibc.
+// programs that read compressed Kafka topics fast. librdkafka allocates a new
+// ~1 MB buffer per decompressed batch; by default glibc mmaps and unmaps such
+// buffers, and the page faults cost half the consumer's CPU (docs/kafka.md).
+// Higher mmap/trim thresholds keep them in the heap. Call once, early, from
+// main -- libraries never call it themselves. No effect off glibc.
 #pragma once
 
 #include <cstddef>

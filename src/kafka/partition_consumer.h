@@ -1,10 +1,9 @@
 // PartitionConsumer: reads chosen partitions of one topic from offsets the
-// caller gives (the training checkpoint's cursor), in batches with zero-copy
-// payloads, and says when a partition has been read to its end. It never
-// commits offsets to Kafka (enable.auto.commit=false is enforced and there
-// is no commit call): the cursor belongs to the caller. An offset that is no
-// longer stored is an OutOfRange error, never a silent jump. One thread;
-// release every MessageBatch before destroying the consumer.
+// caller gives (the training checkpoint's cursor), in zero-copy batches, and
+// says when a partition has been read to its end. It never commits offsets to
+// Kafka (auto-commit is refused, there is no commit call); an offset no longer
+// stored is an OutOfRange error, never a silent jump. One thread; release
+// every MessageBatch before destroying the consumer.
 #pragma once
 
 #include <chrono>

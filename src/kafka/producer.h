@@ -1,10 +1,9 @@
-// Producer: writes records to one Kafka topic, idempotently and with
-// acks=all, to partitions the caller names, and reports each record's fate
-// through its caller-chosen token. A record counts as written only when its
-// Delivery comes back OK: that is when the broker (all in-sync replicas) has
-// it, at Delivery::offset. Until then it may still fail (Delivery::status).
-// Not thread-safe: one thread calls Produce and PollDeliveries/Flush.
-// Destroying it drops records not yet acknowledged (no Delivery for them).
+// Producer: writes records to one Kafka topic, idempotently, acks=all, to
+// partitions the caller names, and reports each record's fate by its token.
+// A record is written (visible and durable on every in-sync replica) only
+// when its Delivery comes back OK, at Delivery::offset; until then it may fail.
+// One thread calls Produce and PollDeliveries/Flush. Destroying it drops the
+// records not yet acknowledged, without a Delivery.
 #pragma once
 
 #include <chrono>

@@ -1,10 +1,9 @@
-// Creating and owning one librdkafka client handle (rd_kafka_t): tokenfeed's
-// defaults are applied first, then the user's properties, each rejected
-// property reported with its origin; the handle's log and error callbacks
-// feed a ClientEvents record so that a later timeout can say what librdkafka
-// last complained about ("Connect to ... failed: Connection refused").
-// Internal to src/kafka. ClientEvents is thread-safe (callbacks arrive on
-// librdkafka's threads); it must outlive the handle, which Client ensures.
+// Creating and owning one librdkafka client handle: tokenfeed's defaults,
+// then the user's properties (a rejected one is reported with its origin);
+// log and error callbacks feed ClientEvents, so a later timeout can say what
+// librdkafka last complained about ("Connect to ... failed"). Internal to
+// src/kafka. ClientEvents is thread-safe (librdkafka's threads call it) and
+// outlives the handle (Client destroys them in that order).
 #pragma once
 
 #include <algorithm>
