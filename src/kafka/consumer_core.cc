@@ -53,6 +53,10 @@ void ConsumerCore::ResetPartition(const std::string& topic, int32_t partition, i
 
 void ConsumerCore::ForgetPartitions() { partitions_.clear(); }
 
+void ConsumerCore::ForgetPartition(const std::string& topic, int32_t partition) {
+  partitions_.erase({topic, partition});
+}
+
 const ConsumerCore::PartitionState* ConsumerCore::Find(const std::string& topic, int32_t partition) const {
   auto it = partitions_.find({topic, partition});
   return it == partitions_.end() ? nullptr : &it->second;

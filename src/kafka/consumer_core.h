@@ -44,6 +44,7 @@ class ConsumerCore {
 
   void ResetPartition(const std::string& topic, int32_t partition, int64_t offset);
   void ForgetPartitions();
+  void ForgetPartition(const std::string& topic, int32_t partition);
   const PartitionState* Find(const std::string& topic, int32_t partition) const;
   const std::map<Key, PartitionState>& partitions() const { return partitions_; }
 

@@ -2,6 +2,8 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <string_view>
+
 #include "kafka/consumer_core.h"
 #include "kafka/kafka_error.h"
 #include "kafka/kafka_uri.h"
@@ -12,9 +14,53 @@ void ConsumerGroupMetadata::Deleter::operator()(rd_kafka_consumer_group_metadata
   if (m != nullptr) rd_kafka_consumer_group_metadata_destroy(m);
 }
 
+namespace {
+
+// What the rebalance callback touches: it outlives the handle's last callback
+// because ~Impl detaches it before the consumer closes.
+struct RebalanceState {
+  ConsumerCore* core = nullptr;
+  bool changed = false;
+  Status error;
+};
+
+void ApplyRebalance(RebalanceState* st, rd_kafka_t* rk, rd_kafka_resp_err_t err,
+                    rd_kafka_topic_partition_list_t* parts) {
+  const bool cooperative = std::string_view(rd_kafka_rebalance_protocol(rk)) == "COOPERATIVE";
+  if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+    if (cooperative) {
+      if (rd_kafka_error_t* e = rd_kafka_incremental_assign(rk, parts)) {
+        st->error = ConsumeKafkaError(e, "Kafka incremental assign", {});
+      }
+    } else if (rd_kafka_resp_err_t e = rd_kafka_assign(rk, parts); e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      st->error = KafkaErrorStatus(e, "Kafka assign", {});
+    }
+  } else {
+    if (cooperative) {
+      if (rd_kafka_error_t* e = rd_kafka_incremental_unassign(rk, parts)) {
+        st->error = ConsumeKafkaError(e, "Kafka incremental unassign", {});
+      }
+    } else {
+      (void)rd_kafka_assign(rk, nullptr);
+    }
+  }
+  if (st->core == nullptr) return;  // closing
+  // Runs inside Poll before the new assignment's records are handed out, so
+  // stale positions never mix with fresh ones.
+  for (int i = 0; i < parts->cnt; ++i) st->core->ForgetPartition(parts->elems[i].topic, parts->elems[i].partition);
+  st->changed = true;
+}
+
+}  // namespace
+
 struct GroupConsumer::Impl {
   GroupConsumerOptions options;
+  std::unique_ptr<RebalanceState> rebalance = std::make_unique<RebalanceState>();
   std::unique_ptr<ConsumerCore> core;
+  ~Impl() {
+    rebalance->core = nullptr;
+    core.reset();  // closes: the last rebalance callback sees core == nullptr
+  }
 };
 
 GroupConsumer::GroupConsumer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -31,11 +77,17 @@ Result<std::unique_ptr<GroupConsumer>> GroupConsumer::Open(const GroupConsumerOp
   static const std::vector<PinnedSetting> pinned = {
       {"enable.auto.commit", "false", "offsets are committed in the service's transactions, never on a timer"},
   };
-  TF_ASSIGN_OR_RETURN(Client client, CreateClient(RD_KAFKA_CONSUMER, options, defaults, pinned));
-  for (const auto& t : options.topics) TF_RETURN_IF_ERROR(FetchPartitionCount(client, t).status());
   auto impl = std::make_unique<Impl>();
   impl->options = options;
+  auto events = std::make_unique<ClientEvents>();
+  RebalanceState* state = impl->rebalance.get();
+  events->on_rebalance = [state](rd_kafka_t* rk, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* parts) {
+    ApplyRebalance(state, rk, err, parts);
+  };
+  TF_ASSIGN_OR_RETURN(Client client, CreateClient(RD_KAFKA_CONSUMER, options, defaults, pinned, std::move(events)));
+  for (const auto& t : options.topics) TF_RETURN_IF_ERROR(FetchPartitionCount(client, t).status());
   impl->core = std::make_unique<ConsumerCore>(std::move(client));
+  state->core = impl->core.get();
   TF_RETURN_IF_ERROR(impl->core->RedirectToConsumerQueue());
   rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(static_cast<int>(options.topics.size()));
   for (const auto& t : options.topics) rd_kafka_topic_partition_list_add(list, t.c_str(), RD_KAFKA_PARTITION_UA);
@@ -49,7 +101,20 @@ Result<std::unique_ptr<GroupConsumer>> GroupConsumer::Open(const GroupConsumerOp
 }
 
 Result<MessageBatch> GroupConsumer::Poll(size_t max_records, std::chrono::milliseconds timeout) {
-  return impl_->core->Poll(max_records, timeout);
+  auto batch = impl_->core->Poll(max_records, timeout);
+  // Records already taken from the queue are handed out first.
+  if (!impl_->rebalance->error.ok() && !(batch.ok() && !batch->empty())) {
+    Status s = std::move(impl_->rebalance->error);
+    impl_->rebalance->error = Status::OK();
+    return s.WithContext("group '" + impl_->options.group_id + "'");
+  }
+  return batch;
+}
+
+bool GroupConsumer::TakeAssignmentChange() {
+  const bool changed = impl_->rebalance->changed;
+  impl_->rebalance->changed = false;
+  return changed;
 }
 
 Result<std::vector<TopicPartitionOffset>> GroupConsumer::Assignment() const {
@@ -80,6 +145,7 @@ Result<ConsumerGroupMetadata> GroupConsumer::GroupMetadata() const {
 }
 
 Status GroupConsumer::Close() {
+  impl_->rebalance->core = nullptr;
   const rd_kafka_resp_err_t err = impl_->core->Close();
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return KafkaErrorStatus(err, "Kafka consumer close (group '" + impl_->options.group_id + "')",

@@ -37,6 +37,12 @@ class GroupConsumer {
   Result<std::vector<TopicPartitionOffset>> Positions() const;
   Result<std::vector<TopicPartitionOffset>> Assignment() const;
   Result<ConsumerGroupMetadata> GroupMetadata() const;
+  // True once after each change of this member's assignment (the first
+  // assignment included). A service that commits offsets in transactions
+  // must then abort its open transaction: some of its input may now belong
+  // to another member. Positions of revoked partitions are dropped, those of
+  // newly assigned ones start unknown.
+  bool TakeAssignmentChange();
   Status Close();
 
  private:

@@ -36,6 +36,11 @@ void OnDeliveryReport(rd_kafka_t* rk, const rd_kafka_message_t* message, void* o
   if (events != nullptr && events->on_delivery) events->on_delivery(*message);
 }
 
+void OnRebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* partitions, void* opaque) {
+  auto* events = static_cast<ClientEvents*>(opaque);
+  if (events != nullptr && events->on_rebalance) events->on_rebalance(rk, err, partitions);
+}
+
 Status RejectedProperty(const std::string& key, const std::string& origin, const char* errstr) {
   std::string m = "Kafka client property '" + key + "' (" + origin + ") rejected: ";
   if (IsSecretProperty(key)) {
@@ -138,6 +143,7 @@ Result<Client> CreateClient(rd_kafka_type_t type, const ClientOptions& options,
   rd_kafka_conf_set_log_cb(conf, OnLog);
   rd_kafka_conf_set_error_cb(conf, OnError);
   if (type == RD_KAFKA_PRODUCER) rd_kafka_conf_set_dr_msg_cb(conf, OnDeliveryReport);
+  if (type == RD_KAFKA_CONSUMER && client.events->on_rebalance) rd_kafka_conf_set_rebalance_cb(conf, OnRebalance);
 
   rd_kafka_t* rk = rd_kafka_new(type, conf, errstr, sizeof errstr);
   if (rk == nullptr) {

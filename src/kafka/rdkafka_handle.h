@@ -37,6 +37,9 @@ class ClientEvents {
   // Set by the producer before the handle exists; called on librdkafka's
   // polling thread (the caller of rd_kafka_poll / rd_kafka_flush).
   std::function<void(const rd_kafka_message_t&)> on_delivery;
+  // Set by the group consumer; called on the polling thread. It must apply
+  // the (incremental) assignment or revocation itself.
+  std::function<void(rd_kafka_t*, rd_kafka_resp_err_t, rd_kafka_topic_partition_list_t*)> on_rebalance;
 
  private:
   mutable std::mutex mu_;

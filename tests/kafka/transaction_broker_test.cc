@@ -84,6 +84,8 @@ TEST_F(TransactionBrokerTest, ConsumedOffsetsCommitWithTheTransaction) {
     }
   }
   ASSERT_EQ(seen, 6u);
+  EXPECT_TRUE((*consumer)->TakeAssignmentChange());  // the first assignment
+  EXPECT_FALSE((*consumer)->TakeAssignmentChange());
   auto positions = (*consumer)->Positions();
   ASSERT_TRUE(positions.ok()) << positions.status().ToString();
   ASSERT_EQ(positions->size(), 1u);
@@ -112,6 +114,55 @@ TEST_F(TransactionBrokerTest, ConsumedOffsetsCommitWithTheTransaction) {
   const auto records = ReadToEnd(**reader, timeout_);
   ASSERT_EQ(records.size(), 6u);
   EXPECT_EQ(records[5].value, "out-in-5");
+}
+
+TEST_F(TransactionBrokerTest, SecondMemberTakesPartitionsAndTheFirstIsTold) {
+  const std::string topic = CreateTopic(2);
+  {
+    auto producer = Producer::Open(ProducerFor(topic));
+    ASSERT_TRUE(producer.ok());
+    for (uint64_t i = 0; i < 20; ++i) ASSERT_TRUE((*producer)->Produce(i % 2, "", std::to_string(i), i).ok());
+    for (const auto& d : FlushAll(**producer, timeout_)) ASSERT_TRUE(d.status.ok());
+  }
+  GroupConsumerOptions go;
+  go.bootstrap = bootstrap_;
+  go.timeout = timeout_;
+  go.group_id = "tf-rebalance-" + std::to_string(::getpid()) + "-" + topic;
+  go.topics = {topic};
+  auto a = GroupConsumer::Open(go);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  auto assigned = [](GroupConsumer& c) {
+    auto r = c.Assignment();
+    return r.ok() ? r->size() : size_t{999};
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(40000);
+  size_t read_a = 0;
+  while (assigned(**a) != 2 && std::chrono::steady_clock::now() < deadline) {
+    auto batch = (*a)->Poll(100, std::chrono::milliseconds(100));
+    ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+    read_a += batch->size();
+  }
+  ASSERT_EQ(assigned(**a), 2u);
+  EXPECT_TRUE((*a)->TakeAssignmentChange());
+
+  auto b = GroupConsumer::Open(go);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  while ((assigned(**a) != 1 || assigned(**b) != 1) && std::chrono::steady_clock::now() < deadline) {
+    ASSERT_TRUE((*a)->Poll(100, std::chrono::milliseconds(50)).ok());
+    ASSERT_TRUE((*b)->Poll(100, std::chrono::milliseconds(50)).ok());
+  }
+  EXPECT_EQ(assigned(**a), 1u);
+  EXPECT_EQ(assigned(**b), 1u);
+  EXPECT_TRUE((*a)->TakeAssignmentChange()) << "the first member was not told it lost a partition";
+  EXPECT_TRUE((*b)->TakeAssignmentChange());
+  // Positions only for what each member holds now.
+  auto pa = (*a)->Positions();
+  ASSERT_TRUE(pa.ok());
+  auto aa = (*a)->Assignment();
+  ASSERT_TRUE(aa.ok());
+  for (const auto& p : *pa) EXPECT_EQ(p.partition, (*aa)[0].partition);
+  EXPECT_TRUE((*b)->Close().ok());
+  EXPECT_TRUE((*a)->Close().ok());
 }
 
 }  // namespace
