@@ -18,6 +18,7 @@ work="$root/build/kafka-bench"
 dir="$work/broker"
 [ -x "$tool" ] || { echo "run.sh: build kafka_throughput first (cmake --build build/release --target kafka_throughput)" >&2; exit 1; }
 command -v kcat >/dev/null || { echo "run.sh: kcat is needed (Debian package kcat)" >&2; exit 1; }
+[ -x /usr/bin/time ] || { echo "run.sh: /usr/bin/time is needed (Debian package time)" >&2; exit 1; }
 mkdir -p "$work"
 "$root/scripts/kafka-local" --dir "$dir" clean >/dev/null 2>&1 || true
 trap '"$root/scripts/kafka-local" --dir "$dir" clean >/dev/null 2>&1 || true' EXIT
