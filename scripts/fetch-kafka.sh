@@ -39,7 +39,7 @@ mkdir -p "$work" "$dest"
 # (log4j 1.x API), so the same log4j.properties syntax works.
 cat >"$work/pom.xml" <<POM
 <?xml version="1.0" encoding="UTF-8"?>
-<project xmlns="http://maven.apache.org/POM/4.0.0">
+<project>
   <modelVersion>4.0.0</modelVersion>
   <groupId>tokenfeed.local</groupId>
   <artifactId>kafka-fetch</artifactId>
