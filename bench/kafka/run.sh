@@ -7,7 +7,9 @@
 # Needs: a release build with kafka_throughput (cmake --build build/release
 # --target kafka_throughput), Java 17 and kcat. MB = 10^6 bytes. "CPU s" is
 # the client process's user+system time: MB per CPU second is the rate one
-# core sustains. The broker runs on the same machine and competes for CPU.
+# core sustains. The broker runs on the same machine and competes for CPU;
+# TOKENFEED_BENCH_PIN=1 pins the broker to CPU 0 and each client to CPU 1, so
+# every client row is one core's rate (needs taskset and two CPUs).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 records="${1:-40000}"
@@ -24,6 +26,12 @@ mkdir -p "$work"
 trap '"$root/scripts/kafka-local" --dir "$dir" clean >/dev/null 2>&1 || true' EXIT
 bootstrap="$("$root/scripts/kafka-local" --dir "$dir" start 2>/dev/null | tail -n 1)"
 bootstrap="${bootstrap#bootstrap=}"
+pin=()
+if [ "${TOKENFEED_BENCH_PIN:-0}" = "1" ]; then
+  command -v taskset >/dev/null || { echo "run.sh: TOKENFEED_BENCH_PIN=1 needs taskset (util-linux)" >&2; exit 1; }
+  taskset -a -p -c 0 "$(cat "$dir/node-1/kafka.pid")" >/dev/null
+  pin=(taskset -c 1)
+fi
 data="$work/records-$records-$size.bin"
 [ -f "$data" ] || "$tool" gen --records "$records" --size "$size" --out "$data"
 
@@ -51,38 +59,39 @@ echo "| client | compression | MB/s | records/s | CPU s | MB per CPU s |"
 echo "|---|---|---:|---:|---:|---:|"
 for comp in none lz4 zstd; do
   "$tool" create --bootstrap "$bootstrap" --topic "tf-$comp" --partitions 1 2>&1 | quiet
-  out="$("$tool" produce --bootstrap "$bootstrap" --topic "tf-$comp" --records "$records" --input "$data" --compression "$comp" 2>&1 | quiet)"
+  out="$("${pin[@]}" "$tool" produce --bootstrap "$bootstrap" --topic "tf-$comp" --records "$records" --input "$data" --compression "$comp" 2>&1 | quiet)"
   row "tokenfeed produce" "$comp" "$(echo "$out" | field wall_s)" "$(echo "$out" | field cpu_s)"
   "$tool" create --bootstrap "$bootstrap" --topic "kcat-$comp" --partitions 1 2>&1 | quiet
   # kcat sends a file named on its command line as one message: feed stdin.
-  read -r w c < <(stdin="$data" timed kcat -P -b "$bootstrap" -t "kcat-$comp" -p 0 -D '@@TFREC@@' \
+  read -r w c < <(stdin="$data" timed "${pin[@]}" kcat -P -b "$bootstrap" -t "kcat-$comp" -p 0 -D '@@TFREC@@' \
                    -X compression.type="$comp" "${produce_props[@]}")
   row "kcat -P" "$comp" "$w" "$c"
   # Consumers: median of $reps runs (by wall time) over the same topic.
   res=""
   for _ in $(seq "$reps"); do
-    out="$("$tool" consume --bootstrap "$bootstrap" --topic "tf-$comp" 2>&1 | quiet)"
+    out="$("${pin[@]}" "$tool" consume --bootstrap "$bootstrap" --topic "tf-$comp" 2>&1 | quiet)"
     res+="$(echo "$out" | field wall_s) $(echo "$out" | field cpu_s)"$'\n'
   done
   read -r w c < <(printf '%s' "$res" | median)
   row "tokenfeed consume" "$comp" "$w" "$c"
   res=""
   for _ in $(seq "$reps"); do
-    out="$("$tool" consume --tune-heap --bootstrap "$bootstrap" --topic "tf-$comp" 2>&1 | quiet)"
+    out="$("${pin[@]}" "$tool" consume --tune-heap --bootstrap "$bootstrap" --topic "tf-$comp" 2>&1 | quiet)"
     res+="$(echo "$out" | field wall_s) $(echo "$out" | field cpu_s)"$'\n'
   done
   read -r w c < <(printf '%s' "$res" | median)
   row "tokenfeed consume, KeepLargeBuffersInHeap" "$comp" "$w" "$c"
   res=""
-  for _ in $(seq "$reps"); do res+="$(timed kcat -C -b "$bootstrap" -t "tf-$comp" -p 0 -o beginning -e -q "${fetch[@]}")"$'\n'; done
+  for _ in $(seq "$reps"); do res+="$(timed "${pin[@]}" kcat -C -b "$bootstrap" -t "tf-$comp" -p 0 -o beginning -e -q "${fetch[@]}")"$'\n'; done
   read -r w c < <(printf '%s' "$res" | median)
   row "kcat -C (tuned fetch)" "$comp" "$w" "$c"
   res=""
-  for _ in $(seq "$reps"); do res+="$(timed kcat -C -b "$bootstrap" -t "tf-$comp" -p 0 -o beginning -e -q)"$'\n'; done
+  for _ in $(seq "$reps"); do res+="$(timed "${pin[@]}" kcat -C -b "$bootstrap" -t "tf-$comp" -p 0 -o beginning -e -q)"$'\n'; done
   read -r w c < <(printf '%s' "$res" | median)
   row "kcat -C (librdkafka defaults)" "$comp" "$w" "$c"
 done
 echo
+[ ${#pin[@]} -gt 0 ] && echo "pinned: broker on CPU 0, clients on CPU 1"
 echo "records=$records size=$size bytes=$(mb $((records * size))) MB; librdkafka $(pkg-config --modversion rdkafka); $(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 for comp in none lz4 zstd; do
   echo "on-disk size of tf-$comp: $(du -sm "$dir/node-1/data/tf-$comp-0" | cut -f1) MB"
