@@ -10,7 +10,7 @@ packages=(
   libutf8proc-dev libonig-dev libcli11-dev librdkafka-dev
   libgtest-dev libbenchmark-dev
   python3 python3-dev python3-venv python3-pip python3-numpy python3-torch python3-pytest
-  nodejs npm cargo default-jre-headless curl kcat
+  nodejs npm cargo default-jre-headless curl kcat maven
 )
 
 missing=()
@@ -21,6 +21,7 @@ for p in "${packages[@]}"; do
     nodejs) command -v node >/dev/null 2>&1 && continue ;;
     npm) command -v npm >/dev/null 2>&1 && continue ;;
     default-jre-headless) command -v java >/dev/null 2>&1 && continue ;;
+    maven) command -v mvn >/dev/null 2>&1 && continue ;;
   esac
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done

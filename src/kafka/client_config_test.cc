@@ -1,0 +1,130 @@
+#include "kafka/client_config.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "kafka/producer.h"
+#include "kafka/rdkafka_handle.h"
+
+namespace tokenfeed::kafka {
+namespace {
+
+std::string WriteTemp(const std::string& name, const std::string& text) {
+  const auto path = std::filesystem::temp_directory_path() / (name + "." + std::to_string(::getpid()));
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+TEST(ClientConfig, AssignmentSplitsAtFirstEquals) {
+  ClientConfig c;
+  ASSERT_TRUE(c.SetAssignment("sasl.jaas.config= a=b=c ").ok());
+  ASSERT_NE(c.Find("sasl.jaas.config"), nullptr);
+  EXPECT_EQ(c.Find("sasl.jaas.config")->value, "a=b=c");
+  EXPECT_EQ(c.Find("sasl.jaas.config")->origin, "-X");
+}
+
+TEST(ClientConfig, AssignmentWithoutEqualsIsAnError) {
+  ClientConfig c;
+  Status s = c.SetAssignment("linger.ms");
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("key=value"), std::string::npos) << s.ToString();
+  EXPECT_EQ(c.SetAssignment("=5").code(), StatusCode::kInvalidArgument);
+}
+
+TEST(ClientConfig, LaterSetReplacesEarlier) {
+  ClientConfig c;
+  c.Set("linger.ms", "1");
+  c.Set("linger.ms", "7", "here");
+  ASSERT_EQ(c.entries().size(), 1u);
+  EXPECT_EQ(c.entries()[0].value, "7");
+  EXPECT_EQ(c.entries()[0].origin, "here");
+}
+
+TEST(ClientConfig, PropertiesFileSkipsCommentsAndRemembersLines) {
+  const std::string path = WriteTemp("tf_props", "# a comment\n\n! also a comment\n security.protocol = SASL_SSL \n"
+                                                 "sasl.mechanism=PLAIN\r\n");
+  ClientConfig c;
+  ASSERT_TRUE(c.LoadPropertiesFile(path).ok());
+  ASSERT_EQ(c.entries().size(), 2u);
+  EXPECT_EQ(c.Find("security.protocol")->value, "SASL_SSL");
+  EXPECT_EQ(c.Find("security.protocol")->origin, path + ":4");
+  EXPECT_EQ(c.Find("sasl.mechanism")->value, "PLAIN");
+  std::remove(path.c_str());
+}
+
+TEST(ClientConfig, PropertiesFileBadLineNamesFileAndLine) {
+  const std::string path = WriteTemp("tf_props_bad", "linger.ms=5\nthis line is wrong\n");
+  ClientConfig c;
+  Status s = c.LoadPropertiesFile(path);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find(path + ":2"), std::string::npos) << s.ToString();
+  std::remove(path.c_str());
+}
+
+TEST(ClientConfig, MissingPropertiesFileIsNotFound) {
+  ClientConfig c;
+  Status s = c.LoadPropertiesFile("/nonexistent/tokenfeed.properties");
+  EXPECT_TRUE(s.IsNotFound()) << s.ToString();
+  EXPECT_NE(s.message().find("/nonexistent/tokenfeed.properties"), std::string::npos);
+}
+
+TEST(ClientConfig, SecretPropertiesAreRecognised) {
+  EXPECT_TRUE(IsSecretProperty("sasl.password"));
+  EXPECT_TRUE(IsSecretProperty("ssl.key.password"));
+  EXPECT_TRUE(IsSecretProperty("sasl.oauthbearer.client.secret"));
+  EXPECT_FALSE(IsSecretProperty("linger.ms"));
+}
+
+// librdkafka validates keys when a client is created: no broker is needed.
+TEST(ClientCreation, UnknownPropertyNamesKeyAndOrigin) {
+  ClientOptions o;
+  o.bootstrap = "127.0.0.1:1";
+  ASSERT_TRUE(o.config.SetAssignment("no.such.property=1").ok());
+  auto c = CreateClient(RD_KAFKA_PRODUCER, o, {}, {});
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(c.status().message().find("'no.such.property' (-X)"), std::string::npos) << c.status().ToString();
+}
+
+TEST(ClientCreation, BadValueNamesFileLine) {
+  const std::string path = WriteTemp("tf_props_val", "linger.ms=forever\n");
+  ClientOptions o;
+  o.bootstrap = "127.0.0.1:1";
+  ASSERT_TRUE(o.config.LoadPropertiesFile(path).ok());
+  auto c = CreateClient(RD_KAFKA_PRODUCER, o, {}, {});
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("'linger.ms' (" + path + ":1)"), std::string::npos) << c.status().ToString();
+  std::remove(path.c_str());
+}
+
+TEST(ClientCreation, PinnedSettingCannotBeOverridden) {
+  ProducerOptions o;
+  o.bootstrap = "127.0.0.1:1";
+  o.topic = "t";
+  o.config.Set("enable.idempotence", "false", "-X");
+  auto p = Producer::Open(o);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(p.status().message().find("enable.idempotence=false"), std::string::npos) << p.status().ToString();
+}
+
+TEST(ClientCreation, NoBootstrapIsAnError) {
+  ClientOptions o;
+  auto c = CreateClient(RD_KAFKA_PRODUCER, o, {}, {});
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("bootstrap"), std::string::npos);
+}
+
+TEST(ClientCreation, BootstrapFromConfigIsUsed) {
+  ClientOptions o;
+  o.config.Set("bootstrap.servers", "127.0.0.1:9");
+  auto c = CreateClient(RD_KAFKA_PRODUCER, o, {}, {});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->bootstrap, "127.0.0.1:9");
+}
+
+}  // namespace
+}  // namespace tokenfeed::kafka

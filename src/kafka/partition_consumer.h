@@ -1,0 +1,64 @@
+// PartitionConsumer: reads chosen partitions of one topic from offsets the
+// caller gives (the training checkpoint's cursor), in zero-copy batches, and
+// says when a partition has been read to its end. It never commits offsets to
+// Kafka (auto-commit is refused, there is no commit call); an offset no longer
+// stored is an OutOfRange error, never a silent jump. One thread; release
+// every MessageBatch before destroying the consumer.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kafka/client_options.h"
+#include "kafka/message_batch.h"
+#include "kafka/partition_offset.h"
+#include "tokenfeed/status.h"
+
+namespace tokenfeed::kafka {
+
+struct PartitionConsumerOptions : ClientOptions {
+  std::string topic;
+};
+
+class PartitionConsumer {
+ public:
+  // Connects (bounded by options.timeout), checks that the topic and every
+  // assigned partition exist, and starts fetching.
+  static Result<std::unique_ptr<PartitionConsumer>> Open(const PartitionConsumerOptions& options,
+                                                         const std::vector<PartitionOffset>& assignment);
+  ~PartitionConsumer();
+  PartitionConsumer(const PartitionConsumer&) = delete;
+  PartitionConsumer& operator=(const PartitionConsumer&) = delete;
+
+  // Replaces the whole assignment.
+  Status Assign(const std::vector<PartitionOffset>& assignment);
+  // Up to max_records records; waits up to `timeout` only while none is
+  // ready. An empty batch means nothing arrived in time (see AllAtEnd).
+  Result<MessageBatch> Poll(size_t max_records, std::chrono::milliseconds timeout);
+  // Moves an assigned partition; records not yet returned are discarded.
+  Status Seek(int32_t partition, int64_t offset);
+
+  // True once the partition has been read up to its high watermark (as of
+  // the fetch that found the end) and nothing newer has been returned since.
+  bool AtEnd(int32_t partition) const;
+  bool AllAtEnd() const;
+  // The next offset Poll will return for the partition, once known (after
+  // an absolute start offset, a record or the end).
+  std::optional<int64_t> Position(int32_t partition) const;
+  // From the partition's leader, bounded by the client timeout.
+  Result<Watermarks> QueryWatermarks(int32_t partition);
+
+  const std::string& topic() const;
+  int32_t partition_count() const;
+
+ private:
+  struct Impl;
+  explicit PartitionConsumer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tokenfeed::kafka
