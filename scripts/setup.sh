@@ -10,6 +10,7 @@ cd "$root"
 bash scripts/install-deps.sh
 bash scripts/fetch-oniguruma.sh
 bash scripts/fetch-tokenizers.sh
+bash scripts/fetch-kafka.sh
 
 venv="$root/.venv"
 if [ ! -x "$venv/bin/python" ]; then
