@@ -15,5 +15,8 @@ namespace tokenfeed::cli {
 using CommandRunner = std::function<Status()>;
 
 CommandRunner AddTokenizeCommand(CLI::App& app);
+CommandRunner AddIngestCommand(CLI::App& app);
+CommandRunner AddInspectCommand(CLI::App& app);
+CommandRunner AddTopicsCommand(CLI::App& app);
 
 }  // namespace tokenfeed::cli

@@ -16,6 +16,9 @@ int main(int argc, char** argv) {
     commands.emplace_back(app.get_subcommands({}).back(), std::move(runner));
   };
   add(tokenfeed::cli::AddTokenizeCommand(app));
+  add(tokenfeed::cli::AddIngestCommand(app));
+  add(tokenfeed::cli::AddInspectCommand(app));
+  add(tokenfeed::cli::AddTopicsCommand(app));
 
   try {
     app.parse(argc, argv);

@@ -32,9 +32,11 @@ enum class TopicKind { kLog, kKafka };
 Result<TopicKind> KindOf(std::string_view uri);
 
 struct TopicConfig {
-  // Kafka client properties (-X key=value and --kafka-config FILE); ignored
-  // by the embedded log.
-  std::vector<std::pair<std::string, std::string>> kafka_properties;
+  // Kafka client properties, ignored by the embedded log: a properties file
+  // (key=value lines) and then "key=value" assignments (-X), later ones
+  // winning; bootstrap.servers comes from the URI.
+  std::string kafka_config_file;
+  std::vector<std::string> kafka_properties;
   // How long a Kafka operation may wait for the cluster before failing.
   std::chrono::milliseconds kafka_timeout{30000};
 };

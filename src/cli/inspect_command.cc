@@ -1,0 +1,212 @@
+// tokenfeed inspect: prints the records of a topic, from the state it is in
+// when the command starts (records appended meanwhile are not waited for).
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <memory>
+#include <optional>
+
+#include "cli/command.h"
+#include "cli/json_writer.h"
+#include "cli/topic_options.h"
+#include "tokenfeed/record.h"
+#include "tokenfeed/tokenizer.h"
+#include "topic/topic.h"
+
+namespace tokenfeed::cli {
+namespace {
+
+struct InspectOptions {
+  std::string uri;
+  std::optional<uint32_t> partition;
+  std::optional<uint64_t> offset;
+  std::optional<uint64_t> count;
+  bool json = false;
+  bool decode = false;
+  std::string tokenizer;
+  KafkaCliOptions kafka;
+};
+
+void PrintRecord(const InspectOptions& o, PartitionId p, Offset off, const record::RecordView& r,
+                 const Tokenizer* tok, std::string* out) {
+  std::vector<TokenId> ids(r.ids().size());
+  r.ids().CopyTo(ids.data());
+  std::string text;
+  if (tok) {
+    auto decoded = tok->Decode(ids);
+    text = decoded.ok() ? *decoded : "<" + decoded.status().ToString() + ">";
+  }
+  out->clear();
+  if (o.json) {
+    JsonWriter j(out);
+    j.BeginObject();
+    j.Key("partition").Uint(p.value());
+    j.Key("offset").Uint(off.value());
+    j.Key("source").BeginObject();
+    j.Key("path").String(r.source_path());
+    j.Key("line").Uint(r.source_line());
+    j.Key("byte_offset").Uint(r.source_byte_offset());
+    j.EndObject();
+    j.Key("doc_seq").Uint(r.doc_seq());
+    j.Key("attributes").BeginObject();
+    for (record::Attribute a : r.attributes()) j.Key(a.key).String(a.value);
+    j.EndObject();
+    j.Key("num_ids").Uint(ids.size());
+    j.Key("ids").BeginArray();
+    for (TokenId id : ids) j.Uint(id);
+    j.EndArray();
+    if (tok) j.Key("text").String(text);
+    j.EndObject();
+    out->push_back('\n');
+    return;
+  }
+  char head[160];
+  std::snprintf(head, sizeof(head), "partition %u offset %llu: ", p.value(),
+                static_cast<unsigned long long>(off.value()));
+  *out += head;
+  *out += std::string(r.source_path()) + ":" + std::to_string(r.source_line()) + " (byte " +
+          std::to_string(r.source_byte_offset()) + ", doc " + std::to_string(r.doc_seq()) + "), " +
+          std::to_string(ids.size()) + " ids [";
+  for (size_t i = 0; i < ids.size() && i < 16; ++i) *out += (i ? "," : "") + std::to_string(ids[i]);
+  *out += ids.size() > 16 ? ",...]\n" : "]\n";
+  if (tok) {
+    std::string shown = text.size() > 240 ? text.substr(0, 240) + "..." : text;
+    for (char& c : shown) {
+      if (c == '\n') c = ' ';
+    }
+    *out += "    " + shown + "\n";
+  }
+}
+
+Status RunInspect(const InspectOptions& o) {
+  topic::TopicConfig config;
+  TF_RETURN_IF_ERROR(ApplyKafkaOptions(o.kafka, &config));
+  std::shared_ptr<const Tokenizer> tok;
+  if (o.decode) {
+    if (o.tokenizer.empty()) return Status::InvalidArgument("--decode needs --tokenizer FILE");
+    TF_ASSIGN_OR_RETURN(tok, Tokenizer::FromFile(o.tokenizer));
+  }
+  TF_ASSIGN_OR_RETURN(topic::TopicSummary summary, topic::DescribeTopic(o.uri, config));
+  std::vector<PartitionId> partitions;
+  if (o.partition) {
+    if (*o.partition >= summary.partitions.size()) {
+      return Status::OutOfRange(o.uri + " has " + std::to_string(summary.partitions.size()) +
+                                " partitions; there is no partition " + std::to_string(*o.partition));
+    }
+    partitions.emplace_back(*o.partition);
+  } else {
+    for (const auto& p : summary.partitions) partitions.push_back(p.partition);
+  }
+  uint64_t printed = 0;
+  std::string out;
+  for (PartitionId p : partitions) {
+    const topic::PartitionSummary& ps = summary.partitions[p.value()];
+    TF_ASSIGN_OR_RETURN(auto cursor, topic::OpenPartitionCursor(o.uri, p, config));
+    Offset start = o.offset ? Offset(*o.offset) : ps.start_offset;
+    const Offset end = ps.end_offset;  // the end as of the start of the command
+    if (start > end) {
+      return Status::OutOfRange(o.uri + " partition " + ToString(p) + " ends at offset " + ToString(end) +
+                                "; --offset " + ToString(start) + " is past it");
+    }
+    TF_RETURN_IF_ERROR(cursor->Seek(start));
+    while (cursor->position() < end && (!o.count || printed < *o.count)) {
+      TF_ASSIGN_OR_RETURN(auto records, cursor->Read(std::chrono::milliseconds(2000)));
+      if (records.empty()) {
+        return Status::TimedOut(o.uri + " partition " + ToString(p) + ": no record at offset " +
+                                ToString(cursor->position()) + " although the topic said it ends at " +
+                                ToString(end));
+      }
+      for (const topic::StoredRecordView& rec : records) {
+        if (rec.offset >= end || (o.count && printed >= *o.count)) break;
+        auto view = record::RecordView::Parse(rec.bytes);
+        if (!view.ok()) {
+          return view.status().WithContext(o.uri + " partition " + ToString(p) + " offset " + ToString(rec.offset));
+        }
+        PrintRecord(o, p, rec.offset, *view, tok.get(), &out);
+        std::fwrite(out.data(), 1, out.size(), stdout);
+        ++printed;
+      }
+    }
+    if (o.count && printed >= *o.count) break;
+  }
+  return Status::OK();
+}
+
+Status RunTopics(const std::string& uri, bool json, const KafkaCliOptions& kafka) {
+  topic::TopicConfig config;
+  TF_RETURN_IF_ERROR(ApplyKafkaOptions(kafka, &config));
+  TF_ASSIGN_OR_RETURN(topic::TopicSummary s, topic::DescribeTopic(uri, config));
+  uint64_t records = 0, bytes = 0;
+  for (const auto& p : s.partitions) {
+    records += p.records();
+    bytes += p.bytes;
+  }
+  std::string out;
+  if (json) {
+    JsonWriter j(&out);
+    j.BeginObject();
+    j.Key("uri").String(s.uri);
+    j.Key("details").String(s.details);
+    j.Key("records").Uint(records);
+    j.Key("bytes").Uint(bytes);
+    j.Key("partitions").BeginArray();
+    for (const auto& p : s.partitions) {
+      j.BeginObject();
+      j.Key("partition").Uint(p.partition.value());
+      j.Key("start_offset").Uint(p.start_offset.value());
+      j.Key("end_offset").Uint(p.end_offset.value());
+      j.Key("records").Uint(p.records());
+      j.Key("bytes").Uint(p.bytes);
+      j.EndObject();
+    }
+    j.EndArray();
+    j.EndObject();
+    out.push_back('\n');
+  } else {
+    out = s.uri + " (" + s.details + ")\n";
+    char line[160];
+    std::snprintf(line, sizeof(line), "%9s %14s %14s %14s %14s\n", "partition", "start", "end", "records", "bytes");
+    out += line;
+    for (const auto& p : s.partitions) {
+      std::snprintf(line, sizeof(line), "%9u %14llu %14llu %14llu %14llu\n", p.partition.value(),
+                    static_cast<unsigned long long>(p.start_offset.value()),
+                    static_cast<unsigned long long>(p.end_offset.value()),
+                    static_cast<unsigned long long>(p.records()), static_cast<unsigned long long>(p.bytes));
+      out += line;
+    }
+    std::snprintf(line, sizeof(line), "%9s %14s %14s %14llu %14llu\n", "total", "", "",
+                  static_cast<unsigned long long>(records), static_cast<unsigned long long>(bytes));
+    out += line;
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return Status::OK();
+}
+
+}  // namespace
+
+CommandRunner AddInspectCommand(CLI::App& app) {
+  auto o = std::make_shared<InspectOptions>();
+  CLI::App* cmd = app.add_subcommand("inspect", "Print the records of a topic (up to its end when the command starts)");
+  cmd->add_option("uri", o->uri, "log:DIR/TOPIC or kafka://HOST:PORT/TOPIC")->required();
+  cmd->add_option("--partition", o->partition, "only this partition");
+  cmd->add_option("--offset", o->offset, "start at this offset (default: the start of each partition)");
+  cmd->add_option("--count", o->count, "print at most this many records");
+  cmd->add_flag("--json", o->json, "one JSON object per record");
+  cmd->add_flag("--decode", o->decode, "also print the text (needs --tokenizer)");
+  cmd->add_option("--tokenizer", o->tokenizer, "tokenizer.json for --decode");
+  AddKafkaOptions(cmd, &o->kafka, /*writing=*/false);
+  return [o] { return RunInspect(*o); };
+}
+
+CommandRunner AddTopicsCommand(CLI::App& app) {
+  auto uri = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  auto kafka = std::make_shared<KafkaCliOptions>();
+  CLI::App* cmd = app.add_subcommand("topics", "List a topic's partitions, record counts and bytes");
+  cmd->add_option("uri", *uri, "log:DIR/TOPIC or kafka://HOST:PORT/TOPIC")->required();
+  cmd->add_flag("--json", *json, "as one JSON object");
+  AddKafkaOptions(cmd, kafka.get(), /*writing=*/false);
+  return [uri, json, kafka] { return RunTopics(*uri, *json, *kafka); };
+}
+
+}  // namespace tokenfeed::cli

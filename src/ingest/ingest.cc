@@ -1,0 +1,488 @@
+// The ingest pipeline (ingest.h): one reader thread, tokenizing workers, and
+// the calling thread writing partitions in document order.
+//
+//   reader:  documents -> clean -> dedup -> partition -> chunks (bounded queue)
+//   workers: chunk -> token ids
+//   writer:  chunks in order -> records -> per-partition batches -> topic
+//
+// Everything that decides what a record holds or where it goes happens on the
+// reader thread in document order, so the result does not depend on threads.
+#include "ingest/ingest.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "ingest/progress_reporter.h"
+#include "ingest/record_attributes.h"
+#include "ingest/resume_plan.h"
+#include "text/content_dedup.h"
+#include "tokenfeed/record.h"
+#include "tokenfeed/tokenizer.h"
+
+namespace tokenfeed::ingest {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A slice of documents that travels through the pipeline together.
+struct Chunk {
+  uint64_t index = 0;
+  std::string text;
+  struct Doc {
+    uint32_t text_begin, text_len;
+    uint32_t file_index;
+    uint32_t partition_slot;
+    uint64_t line, byte_offset, sequence;
+  };
+  std::vector<Doc> docs;
+  std::vector<uint32_t> ids;      // every document's ids, one after the other
+  std::vector<uint32_t> id_ends;  // end of each document's ids in `ids`
+};
+
+constexpr size_t kChunkTextBytes = 4 << 20;
+constexpr size_t kChunkDocs = 4096;
+
+// Chunks waiting for a worker, and chunks done, handed to the writer in order.
+class ChunkPipe {
+ public:
+  explicit ChunkPipe(size_t capacity) : capacity_(capacity) {}
+
+  // Blocks while `capacity` chunks are in flight (backpressure on the reader).
+  bool PushWork(std::unique_ptr<Chunk> c) {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return in_flight_ < capacity_ || cancelled_; });
+    if (cancelled_) return false;
+    ++in_flight_;
+    work_.push_back(std::move(c));
+    cv_.notify_all();
+    return true;
+  }
+  std::unique_ptr<Chunk> PopWork() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return !work_.empty() || closed_ || cancelled_; });
+    if (work_.empty() || cancelled_) return nullptr;
+    auto c = std::move(work_.front());
+    work_.pop_front();
+    return c;
+  }
+  void PushDone(std::unique_ptr<Chunk> c) {
+    std::lock_guard lock(mu_);
+    done_.emplace(c->index, std::move(c));
+    cv_.notify_all();
+  }
+  // The chunk with the next index, or null once the reader closed the pipe
+  // and everything was handed over.
+  std::unique_ptr<Chunk> PopDoneInOrder() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] {
+      return cancelled_ || done_.count(next_) || (closed_ && total_ == next_);
+    });
+    if (cancelled_) return nullptr;
+    auto it = done_.find(next_);
+    if (it == done_.end()) return nullptr;
+    auto c = std::move(it->second);
+    done_.erase(it);
+    ++next_;
+    --in_flight_;
+    cv_.notify_all();
+    return c;
+  }
+  void Close(uint64_t total_chunks) {
+    std::lock_guard lock(mu_);
+    closed_ = true;
+    total_ = total_chunks;
+    cv_.notify_all();
+  }
+  void Cancel() {
+    std::lock_guard lock(mu_);
+    cancelled_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  size_t capacity_;
+  size_t in_flight_ = 0;
+  std::deque<std::unique_ptr<Chunk>> work_;
+  std::map<uint64_t, std::unique_ptr<Chunk>> done_;
+  uint64_t next_ = 0;
+  uint64_t total_ = 0;
+  bool closed_ = false;
+  bool cancelled_ = false;
+};
+
+std::string Hex64(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof(buf), "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+Result<uint64_t> HashFile(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return Status::FromErrno(errno, "cannot open tokenizer file", path);
+  XXH3_state_t* st = XXH3_createState();
+  XXH3_64bits_reset(st);
+  char buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) XXH3_64bits_update(st, buf, n);
+  uint64_t h = XXH3_64bits_digest(st);
+  XXH3_freeState(st);
+  std::fclose(f);
+  return h;
+}
+
+// Everything that changes which records the run writes, and where.
+std::string Fingerprint(const IngestOptions& o, uint64_t tokenizer_hash, const text::SourceSet& sources,
+                        uint32_t partitions) {
+  std::string s = "tokenfeed-ingest-v1\n" + Hex64(tokenizer_hash) + "\n";
+  for (const auto& f : sources.files()) s += f.path + "\n";
+  auto add = [&](auto v) { s += std::to_string(v) + ","; };
+  add(o.add_bos);
+  add(o.add_eos);
+  add(o.keep_special_tokens);
+  add(static_cast<int>(o.partition_by));
+  add(o.shard.index);
+  add(o.shard.count);
+  add(partitions);
+  add(static_cast<int>(o.reader.format));
+  add(static_cast<int>(o.reader.text_mode));
+  s += o.reader.json_field + ",";
+  add(static_cast<int>(o.reader.utf8));
+  add(o.reader.max_document_bytes);
+  add(o.clean.drop_controls);
+  add(o.clean.normalize_newlines);
+  add(o.clean.trim);
+  add(o.clean.min_chars);
+  add(o.clean.max_chars);
+  add(o.clean.min_bytes);
+  add(o.clean.max_bytes);
+  add(o.dedup);
+  return Hex64(XXH3_64bits(s.data(), s.size()));
+}
+
+class Ingest {
+ public:
+  Ingest(const IngestOptions& options, const std::atomic<bool>* stop) : o_(options), stop_(stop) {}
+
+  Result<IngestStats> Run() {
+    const auto started = Clock::now();
+    TF_ASSIGN_OR_RETURN(sources_, text::SourceSet::Expand(o_.inputs, o_.shard));
+    TF_ASSIGN_OR_RETURN(cleaner_, text::Cleaner::Create(o_.clean));
+    TF_ASSIGN_OR_RETURN(tokenizer_, Tokenizer::FromFile(o_.tokenizer_path));
+    TF_RETURN_IF_ERROR(ResolveSpecialTokens());
+    TF_ASSIGN_OR_RETURN(uint64_t tokenizer_hash, HashFile(o_.tokenizer_path));
+
+    // Open the topic first: a wrong URI or an unwritable directory stops the
+    // run before anything is read.
+    topic::WriterConfig wc = o_.writer;
+    TF_ASSIGN_OR_RETURN(auto probe_partitions, PartitionCount());
+    wc.partitions = probe_partitions;
+    std::vector<PartitionId> owned;
+    for (uint32_t p = 0; p < probe_partitions; ++p) {
+      if (p % o_.shard.count == o_.shard.index) owned.emplace_back(p);
+    }
+    if (owned.empty()) {
+      return Status::InvalidArgument("--shard " + o_.shard.ToString() + " owns no partition of " +
+                                     std::to_string(probe_partitions) + ": use at least as many partitions as shards");
+    }
+    TF_ASSIGN_OR_RETURN(writer_, topic::OpenTopicWriter(o_.to_uri, wc, owned));
+    owned_ = owned;
+    fingerprint_ = Fingerprint(o_, tokenizer_hash, sources_, writer_->partition_count());
+    TF_ASSIGN_OR_RETURN(plan_, PlanResume(*writer_, owned_, fingerprint_, sources_));
+    stats_.resumed = !plan_.fresh;
+    stats_.files = sources_.files().size();
+
+    if (!o_.rejects_path.empty()) {
+      rejects_ = std::fopen(o_.rejects_path.c_str(), "wb");
+      if (!rejects_) return Status::FromErrno(errno, "cannot create the rejects file", o_.rejects_path);
+    }
+    uint64_t total_bytes = 0;
+    for (const auto& f : sources_.files()) total_bytes += f.size_bytes;
+    progress_ = std::make_unique<ProgressReporter>(o_.progress, total_bytes);
+
+    unsigned threads = o_.threads > 0 ? static_cast<unsigned>(o_.threads)
+                                      : std::max(1u, std::thread::hardware_concurrency());
+    pipe_ = std::make_unique<ChunkPipe>(2 * threads + 2);
+    std::vector<std::thread> workers;
+    for (unsigned t = 0; t < threads; ++t) workers.emplace_back([this] { Work(); });
+    std::thread reader([this] { reader_status_ = Read(); });
+
+    Status write_status = Write();
+    if (!write_status.ok()) pipe_->Cancel();
+    reader.join();
+    pipe_->Cancel();
+    for (auto& w : workers) w.join();
+    Status close_status = writer_->Close();
+    progress_->Finish();
+    if (rejects_) std::fclose(rejects_);
+
+    stats_.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+    TF_RETURN_IF_ERROR(write_status);
+    TF_RETURN_IF_ERROR(reader_status_);
+    TF_RETURN_IF_ERROR(close_status);
+    if (!o_.stats_json_path.empty()) {
+      std::ofstream out(o_.stats_json_path);
+      out << stats_.ToJson() << "\n";
+      if (!out) return Status::IoError("cannot write --stats-json file '" + o_.stats_json_path + "'");
+    }
+    return stats_;
+  }
+
+ private:
+  Result<uint32_t> PartitionCount() {
+    auto existing = topic::DescribeTopic(o_.to_uri, o_.writer);
+    if (existing.ok()) {
+      uint32_t have = static_cast<uint32_t>(existing->partitions.size());
+      if (o_.writer.partitions != 0 && o_.writer.partitions != have) {
+        return Status::InvalidArgument(o_.to_uri + " has " + std::to_string(have) + " partitions, not the " +
+                                       std::to_string(o_.writer.partitions) + " --partitions asks for");
+      }
+      return have;
+    }
+    if (!existing.status().IsNotFound()) return existing.status();
+    return o_.writer.partitions == 0 ? 1u : o_.writer.partitions;
+  }
+
+  Status ResolveSpecialTokens() {
+    if (o_.add_bos) {
+      if (!tokenizer_->bos_id()) {
+        return Status::InvalidArgument(o_.tokenizer_path + " has no document-start token for --add-bos");
+      }
+      bos_ = *tokenizer_->bos_id();
+    }
+    if (o_.add_eos) {
+      if (!tokenizer_->eos_id()) {
+        return Status::InvalidArgument(o_.tokenizer_path + " has no document-end token for --add-eos");
+      }
+      eos_ = *tokenizer_->eos_id();
+    }
+    return Status::OK();
+  }
+
+  // ---- reader thread
+  Status Read() {
+    Status s = ReadInner();
+    pipe_->Close(chunks_made_);
+    return s;
+  }
+
+  Status ReadInner() {
+    // Deduplication needs every earlier document's hash, so with it the run
+    // rereads the inputs from the start (tokenizing only what is missing);
+    // without it, reading starts at the earliest partition's last document.
+    text::ResumePoint start;
+    if (!plan_.fresh && !o_.dedup && plan_.start) start = *plan_.start;
+    stats_.resumed_from_sequence = plan_.start ? plan_.start_sequence : 0;
+    TF_ASSIGN_OR_RETURN(auto reader, text::DocumentReader::Open(sources_, o_.reader, start));
+    text::DedupSet dedup;
+    std::string scratch;
+    auto chunk = NewChunk();
+    while (true) {
+      if (stop_ && stop_->load()) return Status::Aborted("stopped before the end of the input; run the same "
+                                                         "command again to resume");
+      auto event = reader->Next();
+      if (!event.ok()) {
+        // A whole file failed (unreadable, truncated archive): what came
+        // before is kept; the file is named in the summary and the rejects.
+        std::string message = event.status().ToString();
+        {
+          std::lock_guard lock(stats_mu_);
+          stats_.incomplete_files.push_back(message);
+        }
+        WriteFileReject(message);
+        if (o_.strict) return event.status().WithContext("--strict");
+        continue;
+      }
+      if (*event == text::ReadEvent::kEnd) break;
+      if (*event == text::ReadEvent::kFileEnd) {
+        progress_->FileDone(sources_.files()[reader->file_end().file_index].size_bytes);
+        continue;
+      }
+      if (*event == text::ReadEvent::kReject) {
+        const text::Reject& r = reader->reject();
+        cleaning_.RecordReject(r.reason);
+        if (rejects_) {
+          line_.clear();
+          text::AppendRejectJsonLine(r, &line_);
+          std::fwrite(line_.data(), 1, line_.size(), rejects_);
+        }
+        if (o_.strict) {
+          return Status::InvalidArgument("--strict: " + std::string(r.path) + ":" + std::to_string(r.line) + ": " +
+                                         r.message);
+        }
+        continue;
+      }
+      const text::Document& d = reader->document();
+      ++documents_read_;
+      progress_->Document(d.text.size());
+      text::CleanResult c = cleaner_.Clean(d.text, &scratch, &cleaning_);
+      if (!c.kept) continue;
+      text::ContentHash hash{};
+      if (o_.dedup || o_.partition_by == PartitionBy::kHash) hash = text::HashContent(c.text);
+      if (o_.dedup && !dedup.Admit(hash)) {
+        cleaning_.RecordDuplicate(c.text.size());
+        continue;
+      }
+      const size_t slot = o_.partition_by == PartitionBy::kHash ? hash.low % owned_.size()
+                                                                : d.sequence % owned_.size();
+      if (!plan_.fresh && plan_.Written(slot, d.sequence)) {
+        ++skipped_;
+        continue;
+      }
+      Chunk::Doc doc{static_cast<uint32_t>(chunk->text.size()), static_cast<uint32_t>(c.text.size()),
+                     d.position.file_index, static_cast<uint32_t>(slot), d.position.line, d.position.byte_offset,
+                     d.sequence};
+      chunk->text.append(c.text);
+      chunk->docs.push_back(doc);
+      if (chunk->text.size() >= kChunkTextBytes || chunk->docs.size() >= kChunkDocs) {
+        if (!pipe_->PushWork(std::move(chunk))) return Status::OK();  // the writer failed; it reports why
+        chunk = NewChunk();
+      }
+    }
+    if (!chunk->docs.empty()) pipe_->PushWork(std::move(chunk));
+    return Status::OK();
+  }
+
+  std::unique_ptr<Chunk> NewChunk() {
+    auto c = std::make_unique<Chunk>();
+    c->index = chunks_made_++;
+    c->text.reserve(kChunkTextBytes + (1 << 16));
+    return c;
+  }
+
+  void WriteFileReject(const std::string& message) {
+    if (!rejects_) return;
+    line_ = "{\"reason\":\"incomplete_file\",\"message\":\"";
+    for (char ch : message) {
+      if (ch == '"' || ch == '\\') line_.push_back('\\');
+      if (static_cast<unsigned char>(ch) < 0x20) continue;
+      line_.push_back(ch);
+    }
+    line_ += "\"}\n";
+    std::fwrite(line_.data(), 1, line_.size(), rejects_);
+  }
+
+  // ---- worker threads
+  void Work() {
+    EncodeOptions eo;
+    eo.split_special_tokens = !o_.keep_special_tokens;
+    while (auto c = pipe_->PopWork()) {
+      c->ids.clear();
+      c->id_ends.clear();
+      for (const Chunk::Doc& d : c->docs) {
+        if (bos_) c->ids.push_back(*bos_);
+        // The reader made the text valid UTF-8, so encoding cannot fail.
+        (void)tokenizer_->Encode(std::string_view(c->text).substr(d.text_begin, d.text_len), &c->ids, eo);
+        if (eos_) c->ids.push_back(*eos_);
+        c->id_ends.push_back(static_cast<uint32_t>(c->ids.size()));
+      }
+      pipe_->PushDone(std::move(c));
+    }
+  }
+
+  // ---- writer (calling thread)
+  struct Pending {
+    std::string bytes;
+    std::vector<std::pair<size_t, size_t>> records;  // offset, size in bytes
+  };
+
+  Status Write() {
+    std::vector<Pending> pending(owned_.size());
+    record::RecordEncoder encoder;
+    const record::Attribute run{kRunAttribute, fingerprint_};
+    while (auto c = pipe_->PopDoneInOrder()) {
+      uint32_t begin = 0;
+      for (size_t i = 0; i < c->docs.size(); ++i) {
+        const Chunk::Doc& d = c->docs[i];
+        const uint32_t end = c->id_ends[i];
+        record::RecordFields f;
+        f.source_path = sources_.files()[d.file_index].path;
+        f.source_line = d.line;
+        f.source_byte_offset = d.byte_offset;
+        f.doc_seq = d.sequence;
+        f.attributes = std::span<const record::Attribute>(&run, 1);
+        std::span<const uint32_t> ids(c->ids.data() + begin, end - begin);
+        TF_RETURN_IF_ERROR(encoder.Prepare(f, ids)
+                               .WithContext(std::string(f.source_path) + ":" + std::to_string(d.line)));
+        Pending& p = pending[d.partition_slot];
+        size_t at = p.bytes.size();
+        p.bytes.resize(at + encoder.size());
+        encoder.WriteTo(reinterpret_cast<uint8_t*>(p.bytes.data() + at));
+        p.records.emplace_back(at, encoder.size());
+        stats_.tokens_written += end - begin;
+        stats_.text_bytes += d.text_len;
+        begin = end;
+        if (p.bytes.size() >= o_.batch_bytes) TF_RETURN_IF_ERROR(Flush(d.partition_slot, &p));
+      }
+      progress_->Tokens(c->ids.size());
+    }
+    for (size_t slot = 0; slot < pending.size(); ++slot) TF_RETURN_IF_ERROR(Flush(slot, &pending[slot]));
+    TF_RETURN_IF_ERROR(writer_->Flush());
+    std::lock_guard lock(stats_mu_);
+    stats_.cleaning = cleaning_;
+    stats_.documents_read = documents_read_;
+    stats_.documents_skipped = skipped_;
+    return Status::OK();
+  }
+
+  Status Flush(size_t slot, Pending* p) {
+    if (p->records.empty()) return Status::OK();
+    spans_.clear();
+    const auto* base = reinterpret_cast<const uint8_t*>(p->bytes.data());
+    for (auto [at, size] : p->records) spans_.emplace_back(base + at, size);
+    TF_RETURN_IF_ERROR(writer_->Append(owned_[slot], spans_));
+    stats_.documents_written += p->records.size();
+    stats_.record_bytes += p->bytes.size();
+    p->bytes.clear();
+    p->records.clear();
+    return Status::OK();
+  }
+
+  const IngestOptions& o_;
+  const std::atomic<bool>* stop_;
+  text::SourceSet sources_;
+  text::Cleaner cleaner_ = text::Cleaner::Create({}).value();
+  std::shared_ptr<const Tokenizer> tokenizer_;
+  std::optional<TokenId> bos_, eos_;
+  std::unique_ptr<topic::TopicWriter> writer_;
+  std::vector<PartitionId> owned_;
+  std::string fingerprint_;
+  ResumePlan plan_;
+  std::unique_ptr<ChunkPipe> pipe_;
+  std::unique_ptr<ProgressReporter> progress_;
+  std::FILE* rejects_ = nullptr;
+  std::string line_;
+  Status reader_status_;
+  uint64_t chunks_made_ = 0;
+  // Reader-thread counters, copied into stats_ at the end.
+  text::CleaningStats cleaning_;
+  uint64_t documents_read_ = 0;
+  uint64_t skipped_ = 0;
+  std::mutex stats_mu_;
+  IngestStats stats_;
+  std::vector<std::span<const uint8_t>> spans_;
+};
+
+}  // namespace
+
+Result<IngestStats> RunIngest(const IngestOptions& options, const std::atomic<bool>* stop) {
+  if (options.to_uri.empty()) return Status::InvalidArgument("no destination topic (--to URI)");
+  if (options.inputs.empty()) return Status::InvalidArgument("no input (--input PATH...)");
+  return Ingest(options, stop).Run();
+}
+
+}  // namespace tokenfeed::ingest

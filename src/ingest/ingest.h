@@ -1,0 +1,75 @@
+// The ingest: corpus files -> documents -> cleaning and deduplication ->
+// tokens -> token records in a topic (tokenfeed ingest). It reads on one
+// thread, tokenizes on the others and writes partitions in document order, so
+// the records of every partition are the same whatever the thread count.
+// Memory is bounded by the in-flight chunks whatever the input size.
+// Resumable: every record carries its source position and document sequence
+// number, so a run started again with the same settings reads where each
+// partition's last record says and adds exactly what is missing.
+// RunIngest blocks until done; it may be stopped from another thread with
+// RequestStop (the topic is then left consistent and resumable).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "text/cleaner.h"
+#include "text/cleaning_stats.h"
+#include "text/document_reader.h"
+#include "text/source_set.h"
+#include "tokenfeed/status.h"
+#include "topic/topic.h"
+
+namespace tokenfeed::ingest {
+
+enum class PartitionBy { kRoundRobin, kHash };
+enum class ProgressMode { kAuto, kAlways, kNever };
+
+struct IngestOptions {
+  std::string tokenizer_path;
+  std::vector<std::string> inputs;
+  std::string to_uri;
+  int threads = 0;  // 0: all cores
+  bool add_bos = false;
+  bool add_eos = false;
+  // Special-token text inside documents stays plain text unless this is set.
+  bool keep_special_tokens = false;
+  PartitionBy partition_by = PartitionBy::kRoundRobin;
+  text::ShardSpec shard;
+  text::ReaderOptions reader;
+  text::CleanOptions clean;
+  bool dedup = true;
+  std::string rejects_path;     // JSONL, one line per rejected document or unreadable file
+  bool strict = false;          // stop at the first rejected document or unreadable file
+  std::string stats_json_path;
+  size_t batch_bytes = 1 << 20;  // records are written to a partition in batches of about this size
+  ProgressMode progress = ProgressMode::kAuto;
+  topic::WriterConfig writer;   // partitions, creation, fsync policy, Kafka settings
+};
+
+struct IngestStats {
+  text::CleaningStats cleaning;      // documents offered, kept, dropped by reason
+  uint64_t documents_read = 0;       // delivered by the reader (before cleaning)
+  uint64_t documents_written = 0;    // records written by this run
+  uint64_t documents_skipped = 0;    // already in the topic from an earlier run
+  uint64_t tokens_written = 0;
+  uint64_t text_bytes = 0;           // of the documents tokenized
+  uint64_t record_bytes = 0;         // written by this run
+  uint64_t files = 0;
+  std::vector<std::string> incomplete_files;  // could not be read to the end (message each)
+  double seconds = 0;
+  bool resumed = false;
+  uint64_t resumed_from_sequence = 0;
+  std::string ToJson() const;
+  std::string Summary() const;  // a few lines for people
+};
+
+// Runs the ingest. Errors stop it with a Status naming the file, line or
+// partition; the topic then holds a consistent prefix of every partition and
+// the same command resumes it. Returns the stats also when some input files
+// were incomplete (stats.incomplete_files): the caller reports those.
+Result<IngestStats> RunIngest(const IngestOptions& options, const std::atomic<bool>* stop = nullptr);
+
+}  // namespace tokenfeed::ingest
