@@ -349,19 +349,24 @@ class Ingest {
       chunk->text.append(c.text);
       chunk->docs.push_back(doc);
       if (chunk->text.size() >= kChunkTextBytes || chunk->docs.size() >= kChunkDocs) {
-        if (!pipe_->PushWork(std::move(chunk))) return Status::OK();  // the writer failed; it reports why
+        if (!Push(std::move(chunk))) return Status::OK();  // the writer failed; it reports why
         chunk = NewChunk();
       }
     }
-    if (!chunk->docs.empty()) pipe_->PushWork(std::move(chunk));
+    if (!chunk->docs.empty()) Push(std::move(chunk));
     return Status::OK();
   }
 
-  std::unique_ptr<Chunk> NewChunk() {
+  static std::unique_ptr<Chunk> NewChunk() {
     auto c = std::make_unique<Chunk>();
-    c->index = chunks_made_++;
     c->text.reserve(kChunkTextBytes + (1 << 16));
     return c;
+  }
+
+  // Numbers chunks as they are handed on, so the writer knows how many come.
+  bool Push(std::unique_ptr<Chunk> c) {
+    c->index = chunks_made_++;
+    return pipe_->PushWork(std::move(c));
   }
 
   void WriteFileReject(const std::string& message) {

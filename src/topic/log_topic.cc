@@ -97,7 +97,7 @@ class LogPartitionCursor final : public PartitionCursor {
 
 Result<std::unique_ptr<TopicWriter>> OpenLogTopicWriter(std::string_view uri, const WriterConfig& config,
                                                         std::vector<PartitionId> partitions) {
-  auto opened = log::Topic::Open(uri);
+  auto opened = log::Topic::Open(uri, config.log_file_system);
   std::unique_ptr<log::Topic> topic;
   if (opened.ok()) {
     topic = std::move(opened).value();
@@ -113,9 +113,9 @@ Result<std::unique_ptr<TopicWriter>> OpenLogTopicWriter(std::string_view uri, co
     }
     log::TopicOptions options = config.log_topic;
     options.partitions = config.partitions == 0 ? 1 : config.partitions;
-    auto created = log::Topic::Create(uri, options);
+    auto created = log::Topic::Create(uri, options, config.log_file_system);
     if (!created.ok() && created.status().code() == StatusCode::kAlreadyExists) {
-      created = log::Topic::Open(uri);  // another process created it just now
+      created = log::Topic::Open(uri, config.log_file_system);  // another process created it just now
     }
     if (!created.ok()) return created.status();
     topic = std::move(created).value();

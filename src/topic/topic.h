@@ -52,6 +52,7 @@ struct WriterConfig : TopicConfig {
   // Embedded log only.
   log::WriterOptions log;
   log::TopicOptions log_topic;
+  FileSystem* log_file_system = nullptr;  // null: the real one (tests inject faults here)
 };
 
 // Appends records to some partitions of a topic. Each partition it writes

@@ -1,0 +1,236 @@
+"""tokenfeed ingest / inspect / topics on the embedded log, end to end."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import random
+import resource
+import signal
+import subprocess
+import time
+
+import pytest
+
+from cli_helpers import cli, deepseek, records, run, write_jsonl
+from conftest import ROOT
+
+
+def corpus_texts(n=3000, seed=3):
+    rng = random.Random(seed)
+    words = ["alpha", "beta", "数据", "管道", "テキスト", "한국어", "données", "🙂", "1234", "x=y+1;", "\n"]
+    return [" ".join(rng.choice(words) for _ in range(rng.randint(1, 60))) + f" #{i}" for i in range(n)]
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    d = tmp_path / "in"
+    d.mkdir()
+    texts = corpus_texts()
+    write_jsonl(d / "a.jsonl", texts[:1500])
+    write_jsonl(d / "b.jsonl", texts[1500:])
+    return d, texts
+
+
+def ingest(tmp, inputs, topic, *extra, check=True):
+    return run("ingest", "--tokenizer", deepseek(), "--input", *inputs, "--to", f"log:{tmp}/{topic}",
+               "--progress", "never", *extra, check=check)
+
+
+def test_every_document_once_in_order(tmp_path, corpus):
+    d, texts = corpus
+    ingest(tmp_path, [d], "t", "--partitions", "3")
+    recs = records(f"log:{tmp_path}/t")
+    assert len(recs) == len(texts)
+    assert sorted(r["doc_seq"] for r in recs) == list(range(len(texts)))
+    for p in range(3):
+        seqs = [r["doc_seq"] for r in recs if r["partition"] == p]
+        assert seqs == sorted(seqs) and all(s % 3 == p for s in seqs)
+    import tokenfeed
+    tok = tokenfeed.Tokenizer.from_file(deepseek())
+    by_seq = {r["doc_seq"]: r for r in recs}
+    for seq in (0, 1, 777, len(texts) - 1):
+        assert by_seq[seq]["ids"] == tok.encode(texts[seq].strip(), split_special_tokens=True)
+    topics = json.loads(run("topics", f"log:{tmp_path}/t", "--json").stdout)
+    assert topics["records"] == len(texts) and len(topics["partitions"]) == 3
+
+
+def test_same_records_whatever_the_thread_count(tmp_path, corpus):
+    d, _ = corpus
+    ingest(tmp_path, [d], "one", "--partitions", "4", "--threads", "1")
+    ingest(tmp_path, [d], "two", "--partitions", "4", "--threads", "2", "--batch-bytes", "4096")
+    assert records(f"log:{tmp_path}/one") == records(f"log:{tmp_path}/two")
+
+
+def test_hash_partitioning_and_bos_eos(tmp_path, corpus):
+    d, texts = corpus
+    ingest(tmp_path, [d], "h", "--partitions", "4", "--partition-by", "hash", "--add-bos", "--add-eos")
+    recs = records(f"log:{tmp_path}/h")
+    assert len(recs) == len(texts)
+    assert all(r["ids"][0] == 0 and r["ids"][-1] == 1 for r in recs)  # DeepSeek-V3's BOS and EOS
+    assert len({r["partition"] for r in recs}) == 4
+
+
+@pytest.mark.parametrize("fsync", ["none", "each-batch"])
+def test_killed_and_restarted_ingest_equals_an_uninterrupted_run(tmp_path, fsync):
+    d = tmp_path / "in"
+    d.mkdir()
+    texts = corpus_texts(60000, seed=9)
+    for k in range(4):
+        write_jsonl(d / f"part{k}.jsonl", texts[k * 15000:(k + 1) * 15000])
+    started = time.monotonic()
+    ingest(tmp_path, [d], "ref", "--partitions", "3", "--fsync", fsync, "--batch-bytes", "16384", "--threads", "2")
+    duration = time.monotonic() - started
+    want = records(f"log:{tmp_path}/ref")
+    rng = random.Random(5)
+    kills = 0
+    for round_ in range(4):
+        topic = f"t{round_}"
+        args = [cli(), "ingest", "--tokenizer", deepseek(), "--input", str(d), "--to", f"log:{tmp_path}/{topic}",
+                "--partitions", "3", "--fsync", fsync, "--batch-bytes", "16384", "--threads", "2",
+                "--progress", "never"]
+        for attempt in range(6):  # bounded: kill up to 5 times, then let it finish
+            p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            if attempt < 5:
+                time.sleep(rng.uniform(0.02, 0.9) * duration)
+                if p.poll() is None:
+                    p.send_signal(signal.SIGKILL)
+                    kills += 1
+            _, err = p.communicate(timeout=300)
+            if p.returncode == 0:
+                break
+            assert p.returncode == -signal.SIGKILL, err.decode()
+        assert p.returncode == 0
+        assert records(f"log:{tmp_path}/{topic}") == want, f"round {round_}"
+    assert kills > 0, "no run was ever interrupted: the test proved nothing"
+
+
+def test_finished_ingest_run_again_adds_nothing(tmp_path, corpus):
+    d, texts = corpus
+    ingest(tmp_path, [d], "t", "--partitions", "2", "--stats-json", tmp_path / "s1.json")
+    ingest(tmp_path, [d], "t", "--partitions", "2", "--stats-json", tmp_path / "s2.json")
+    s2 = json.loads((tmp_path / "s2.json").read_text())
+    assert s2["documents_written"] == 0 and s2["documents_skipped_already_in_topic"] == len(texts)
+    assert len(records(f"log:{tmp_path}/t")) == len(texts)
+
+
+def test_other_settings_refuse_to_resume(tmp_path, corpus):
+    d, _ = corpus
+    ingest(tmp_path, [d], "t", "--partitions", "2")
+    r = ingest(tmp_path, [d], "t", "--partitions", "2", "--add-bos", check=False)
+    assert r.returncode != 0 and "another ingest" in r.stderr
+    r = ingest(tmp_path, [d], "t", "--partitions", "3", check=False)
+    assert r.returncode != 0 and "partitions" in r.stderr
+
+
+def test_bad_documents_are_counted_listed_and_skipped(tmp_path):
+    d = tmp_path / "in"
+    d.mkdir()
+    lines = [
+        json.dumps({"text": "good one"}),
+        "{not json",
+        json.dumps({"other": "no text field"}),
+        json.dumps({"text": 42}),
+        json.dumps({"text": "good two"}),
+        json.dumps({"text": "good two"}),  # duplicate
+        json.dumps({"text": "   "}),       # empty after trimming
+    ]
+    raw = ("\ufeff" + "\r\n".join(lines) + "\r\n").encode()
+    raw += b'{"text": "bad \xff utf8"}\n'
+    (d / "mixed.jsonl").write_bytes(raw)
+    (d / "empty.jsonl").write_bytes(b"")
+    ingest(tmp_path, [d], "t", "--rejects", tmp_path / "rejects.jsonl", "--stats-json", tmp_path / "s.json",
+           "--utf8", "reject")
+    stats = json.loads((tmp_path / "s.json").read_text())
+    assert stats["documents_written"] == 2
+    by = stats["dropped_by_reason"]
+    assert by["bad_json"] == 1 and by["missing_field"] == 1 and by["not_a_string"] == 1
+    assert by["duplicate"] == 1 and by["empty"] == 1 and by["invalid_utf8"] == 1
+    rejects = [json.loads(l) for l in (tmp_path / "rejects.jsonl").read_text().splitlines()]
+    assert {(r["reason"], r["line"]) for r in rejects} >= {("bad_json", 2), ("missing_field", 3),
+                                                            ("not_a_string", 4), ("invalid_utf8", 8)}
+    assert all(r["file"].endswith("mixed.jsonl") for r in rejects)
+    texts = [r["ids"] for r in records(f"log:{tmp_path}/t")]
+    assert len(texts) == 2
+    strict = ingest(tmp_path, [d], "strict", "--strict", check=False)
+    assert strict.returncode != 0 and "mixed.jsonl:2" in strict.stderr
+
+
+def test_truncated_archives_keep_what_was_read_and_fail(tmp_path):
+    d = tmp_path / "in"
+    d.mkdir()
+    data = "".join(json.dumps({"text": f"document {i} " * 20}) + "\n" for i in range(2000)).encode()
+    (d / "a.jsonl.gz").write_bytes(gzip.compress(data)[:-2000])
+    r = ingest(tmp_path, [d], "t", "--stats-json", tmp_path / "s.json", check=False)
+    assert r.returncode != 0 and "a.jsonl.gz" in r.stderr and "could not be read to the end" in r.stderr
+    stats = json.loads((tmp_path / "s.json").read_text()) if (tmp_path / "s.json").exists() else None
+    got = records(f"log:{tmp_path}/t")
+    assert 0 < len(got) < 2000  # the documents before the cut, nothing half-read
+    assert [r["doc_seq"] for r in got] == list(range(len(got)))
+    assert stats is None or stats["incomplete_files"]
+
+
+def test_whole_run_problems_stop_before_writing(tmp_path, corpus):
+    d, _ = corpus
+    r = ingest(tmp_path, [tmp_path / "does-not-exist"], "t", check=False)
+    assert r.returncode != 0 and "does-not-exist" in r.stderr
+    assert not (tmp_path / "t").exists()
+    blocker = tmp_path / "file-not-dir"
+    blocker.write_text("x")
+    r = run("ingest", "--tokenizer", deepseek(), "--input", d, "--to", f"log:{blocker}/t", "--progress", "never",
+            check=False)
+    assert r.returncode != 0 and "file-not-dir" in r.stderr
+    r = ingest(tmp_path, [d], "t", "--no-create", check=False)
+    assert r.returncode != 0 and "does not exist" in r.stderr
+    r = run("ingest", "--tokenizer", deepseek(), "--input", d, "--to", "nonsense://x", check=False)
+    assert r.returncode != 0 and "log:DIR/TOPIC" in r.stderr
+
+
+def test_a_100_mb_line_is_rejected_with_bounded_memory(tmp_path):
+    d = tmp_path / "in"
+    d.mkdir()
+    with open(d / "big.jsonl", "w") as f:
+        f.write(json.dumps({"text": "short"}) + "\n")
+        f.write('{"text": "' + "x" * (100 << 20) + '"}\n')
+        f.write(json.dumps({"text": "after"}) + "\n")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    ingest(tmp_path, [d], "t", "--max-doc-bytes", str(1 << 20), "--stats-json", tmp_path / "s.json")
+    peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    stats = json.loads((tmp_path / "s.json").read_text())
+    assert stats["documents_written"] == 2 and stats["dropped_by_reason"]["too_long"] == 1
+    assert peak_kb < 400 * 1024, f"peak resident memory {peak_kb} KiB"
+    assert peak_kb >= before
+
+
+def test_inspect_ranges_and_errors(tmp_path, corpus):
+    d, texts = corpus
+    ingest(tmp_path, [d], "t", "--partitions", "2")
+    uri = f"log:{tmp_path}/t"
+    one = [json.loads(l) for l in run("inspect", uri, "--partition", "1", "--offset", "5", "--count", "3",
+                                      "--json").stdout.splitlines()]
+    assert [(r["partition"], r["offset"]) for r in one] == [(1, 5), (1, 6), (1, 7)]
+    decoded = run("inspect", uri, "--count", "1", "--decode", "--tokenizer", deepseek()).stdout
+    assert texts[0].split()[0] in decoded
+    assert "no partition 9" in run("inspect", uri, "--partition", "9", check=False).stderr
+    assert "past it" in run("inspect", uri, "--partition", "0", "--offset", "999999", check=False).stderr
+    assert run("topics", f"log:{tmp_path}/missing", check=False).returncode != 0
+
+
+def test_binary_files_lose_nothing_silently(tmp_path):
+    d = tmp_path / "in"
+    d.mkdir()
+    rng = random.Random(1)
+    (d / "noise.jsonl").write_bytes(bytes(rng.randrange(256) for _ in range(20000)))
+    (d / "noise.txt").write_bytes(b"text\x00with\x00nuls\n" + bytes(rng.randrange(256) for _ in range(3000)) + b"\n")
+    ingest(tmp_path, [d], "t", "--stats-json", tmp_path / "s.json", "--rejects", tmp_path / "r.jsonl")
+    stats = json.loads((tmp_path / "s.json").read_text())
+    rejects = (tmp_path / "r.jsonl").read_text().splitlines()
+    # Every line of the binary JSONL is a counted, listed reject; the text file's
+    # documents are kept with NULs dropped and invalid bytes replaced.
+    assert stats["dropped_by_reason"]["bad_json"] == len(rejects) > 0
+    recs = records(f"log:{tmp_path}/t")
+    assert recs and all(r["source"]["path"].endswith("noise.txt") for r in recs)
+    import tokenfeed
+    text = tokenfeed.Tokenizer.from_file(deepseek()).decode(recs[0]["ids"])
+    assert text == "textwithnuls"
