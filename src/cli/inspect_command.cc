@@ -13,6 +13,10 @@
 #include "tokenfeed/tokenizer.h"
 #include "topic/topic.h"
 
+#if TOKENFEED_HAS_KAFKA
+#include "kafka/heap_tuning.h"
+#endif
+
 namespace tokenfeed::cli {
 namespace {
 
@@ -79,6 +83,11 @@ void PrintRecord(const InspectOptions& o, PartitionId p, Offset off, const recor
 }
 
 Status RunInspect(const InspectOptions& o) {
+#if TOKENFEED_HAS_KAFKA
+  // Reading a compressed Kafka topic fast: keep librdkafka's decompression
+  // buffers in the heap (kafka/heap_tuning.h).
+  (void)kafka::KeepLargeBuffersInHeap();
+#endif
   topic::TopicConfig config;
   TF_RETURN_IF_ERROR(ApplyKafkaOptions(o.kafka, &config));
   std::shared_ptr<const Tokenizer> tok;
@@ -112,6 +121,9 @@ Status RunInspect(const InspectOptions& o) {
     while (cursor->position() < end && (!o.count || printed < *o.count)) {
       TF_ASSIGN_OR_RETURN(auto records, cursor->Read(std::chrono::milliseconds(2000)));
       if (records.empty()) {
+        // Kafka: transaction markers after the last record move the position
+        // to the end without a record.
+        if (cursor->position() >= end) break;
         return Status::TimedOut(o.uri + " partition " + ToString(p) + ": no record at offset " +
                                 ToString(cursor->position()) + " although the topic said it ends at " +
                                 ToString(end));

@@ -11,7 +11,7 @@ void AddKafkaOptions(CLI::App* cmd, KafkaCliOptions* o, bool writing) {
     cmd->add_option("--replication-factor", o->replication_factor, "replicas of a new Kafka topic")
         ->capture_default_str();
     cmd->add_option("--compression", o->compression, "Kafka producer compression")
-        ->check(CLI::IsMember({"zstd", "lz4", "snappy", "gzip", "none"}))
+        ->check(CLI::IsMember({"lz4", "zstd", "snappy", "gzip", "none"}))
         ->capture_default_str();
   }
 }

@@ -15,7 +15,7 @@ struct KafkaCliOptions {
   std::vector<std::string> properties;  // key=value
   std::string config_file;
   int replication_factor = 1;
-  std::string compression = "zstd";
+  std::string compression = "lz4";
   int timeout_ms = 30000;
 };
 

@@ -2,6 +2,10 @@
 
 #include "topic/log_topic.h"
 
+#if TOKENFEED_HAS_KAFKA
+#include "topic/kafka_topic.h"
+#endif
+
 namespace tokenfeed::topic {
 
 Result<TopicKind> KindOf(std::string_view uri) {
@@ -13,8 +17,10 @@ Result<TopicKind> KindOf(std::string_view uri) {
 }
 
 namespace {
-Status KafkaNotBuilt(std::string_view uri) {
-  return Status::Unsupported("'" + std::string(uri) + "': this build of tokenfeed has no Kafka transport");
+[[maybe_unused]] Status KafkaNotBuilt(std::string_view uri) {
+  return Status::Unsupported("'" + std::string(uri) +
+                             "': this build of tokenfeed has no Kafka transport (configure with "
+                             "-DTOKENFEED_WITH_KAFKA=ON and librdkafka installed)");
 }
 }  // namespace
 
@@ -22,20 +28,34 @@ Result<std::unique_ptr<TopicWriter>> OpenTopicWriter(std::string_view uri, const
                                                      std::vector<PartitionId> partitions) {
   TF_ASSIGN_OR_RETURN(TopicKind kind, KindOf(uri));
   if (kind == TopicKind::kLog) return OpenLogTopicWriter(uri, config, std::move(partitions));
+#if TOKENFEED_HAS_KAFKA
+  return OpenKafkaTopicWriter(uri, config, std::move(partitions));
+#else
   return KafkaNotBuilt(uri);
+#endif
 }
 
-Result<TopicSummary> DescribeTopic(std::string_view uri, const TopicConfig&) {
+Result<TopicSummary> DescribeTopic(std::string_view uri, const TopicConfig& config) {
   TF_ASSIGN_OR_RETURN(TopicKind kind, KindOf(uri));
   if (kind == TopicKind::kLog) return DescribeLogTopic(uri);
+#if TOKENFEED_HAS_KAFKA
+  return DescribeKafkaTopic(uri, config);
+#else
+  (void)config;
   return KafkaNotBuilt(uri);
+#endif
 }
 
 Result<std::unique_ptr<PartitionCursor>> OpenPartitionCursor(std::string_view uri, PartitionId partition,
-                                                             const TopicConfig&) {
+                                                             const TopicConfig& config) {
   TF_ASSIGN_OR_RETURN(TopicKind kind, KindOf(uri));
   if (kind == TopicKind::kLog) return OpenLogPartitionCursor(uri, partition);
+#if TOKENFEED_HAS_KAFKA
+  return OpenKafkaPartitionCursor(uri, partition, config);
+#else
+  (void)config;
   return KafkaNotBuilt(uri);
+#endif
 }
 
 }  // namespace tokenfeed::topic

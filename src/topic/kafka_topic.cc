@@ -1,0 +1,440 @@
+#include "topic/kafka_topic.h"
+
+#include <algorithm>
+#include <charconv>
+#include <set>
+#include <thread>
+
+#include "kafka/admin_client.h"
+#include "kafka/partition_consumer.h"
+#include "kafka/producer.h"
+
+namespace tokenfeed::topic {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// What a record batch adds around one record (batch header 61 bytes, record
+// header up to ~20): a record whose bytes plus this exceed the topic's
+// max.message.bytes can never be written, whatever the compression.
+constexpr size_t kBatchOverheadBytes = 128;
+// Records a cursor hands out per Read at most.
+constexpr size_t kCursorBatchRecords = 8192;
+// The producer's default batch.size (src/kafka/producer.cc).
+constexpr int64_t kDefaultBatchBytes = 1000000;
+
+// The ingest's resume needs every partition to hold a prefix of what was
+// appended to it. The idempotent producer keeps that while it retries; these
+// two settings keep it when it gives up: no record ever times out locally
+// (it is retried until acknowledged, and the writer's Flush bounds the wait
+// instead), and any other failure that could leave a gap stops the producer
+// (a fatal error) instead of bumping the epoch and writing the records after
+// the gap. docs/kafka.md, "Exactly once".
+struct WriterSetting {
+  std::string key;
+  std::string value;
+};
+const std::vector<WriterSetting>& WriterSettings() {
+  static const std::vector<WriterSetting> s = {
+      {"message.timeout.ms", "0"},
+      {"enable.gapless.guarantee", "true"},
+  };
+  return s;
+}
+
+Status ApplyWriterSettings(kafka::ClientConfig* config) {
+  for (const auto& s : WriterSettings()) {
+    const kafka::ConfigEntry* user = config->Find(s.key);
+    if (user != nullptr && user->value != s.value) {
+      return Status::InvalidArgument("Kafka client property '" + s.key + "=" + user->value + "' (" + user->origin +
+                                     ") is not allowed for a topic writer: it would let a failed record leave a gap "
+                                     "in its partition, which a resumed ingest cannot see; remove it");
+    }
+    config->Set(s.key, s.value, "tokenfeed topic writer");
+  }
+  return Status::OK();
+}
+
+std::optional<int64_t> ParseInt(const std::string& v) {
+  int64_t n = 0;
+  if (std::from_chars(v.data(), v.data() + v.size(), n).ec != std::errc()) return std::nullopt;
+  return n;
+}
+
+std::span<const uint8_t> AsBytes(std::span<const std::byte> b) {
+  return {reinterpret_cast<const uint8_t*>(b.data()), b.size()};
+}
+
+class KafkaTopicWriter final : public TopicWriter {
+ public:
+  KafkaTopicWriter(std::string uri, kafka::KafkaUri parsed, kafka::ClientOptions client,
+                   std::unique_ptr<kafka::AdminClient> admin, std::unique_ptr<kafka::Producer> producer,
+                   uint32_t partition_count, std::set<uint32_t> owned, std::optional<int64_t> topic_limit)
+      : uri_(std::move(uri)),
+        parsed_(std::move(parsed)),
+        client_(std::move(client)),
+        admin_(std::move(admin)),
+        producer_(std::move(producer)),
+        partition_count_(partition_count),
+        owned_(std::move(owned)),
+        topic_limit_(topic_limit) {}
+  ~KafkaTopicWriter() override { (void)Close(); }
+
+  const std::string& uri() const override { return uri_; }
+  uint32_t partition_count() const override { return partition_count_; }
+
+  Status Append(PartitionId partition, std::span<const std::span<const uint8_t>> records) override {
+    TF_RETURN_IF_ERROR(first_error_);
+    TF_RETURN_IF_ERROR(CheckOwned(partition));
+    const auto p = static_cast<int32_t>(partition.value());
+    for (const auto& r : records) {
+      if (topic_limit_ && r.size() + kBatchOverheadBytes > static_cast<size_t>(*topic_limit_)) {
+        return Fail(Status::ResourceExhausted(
+            uri_ + " partition " + ToString(partition) + ": a record of " + std::to_string(r.size()) +
+            " bytes does not fit the topic's max.message.bytes = " + std::to_string(*topic_limit_) +
+            " (a record needs its size plus " + std::to_string(kBatchOverheadBytes) +
+            " bytes of batch framing): raise max.message.bytes on topic '" + parsed_.topic +
+            "' (kafka-configs.sh --alter --entity-type topics --entity-name " + parsed_.topic +
+            " --add-config max.message.bytes=N), and the producer's message.max.bytes (-X message.max.bytes=N) "
+            "if the record is above 1000000 bytes"));
+      }
+      Status s = producer_->Produce(p, std::span<const std::byte>(), std::as_bytes(r), next_token_++);
+      if (!s.ok()) return Fail(s);
+    }
+    // Serves the delivery reports so that they do not pile up, and finds a
+    // failed record early.
+    Status polled = producer_->PollDeliveries(milliseconds(0), &deliveries_);
+    Absorb();
+    if (!polled.ok()) return Fail(polled);
+    return first_error_;
+  }
+
+  Status Flush() override {
+    TF_RETURN_IF_ERROR(first_error_);
+    size_t in_flight = producer_->InFlight();
+    auto last_progress = Clock::now();
+    while (producer_->InFlight() > 0) {
+      Status s = producer_->Flush(std::min(client_.timeout, milliseconds(500)), &deliveries_);
+      Absorb();
+      TF_RETURN_IF_ERROR(first_error_);
+      if (s.ok()) break;
+      if (s.code() != StatusCode::kTimedOut) return Fail(s);
+      const size_t now_in_flight = producer_->InFlight();
+      if (now_in_flight < in_flight) {
+        in_flight = now_in_flight;
+        last_progress = Clock::now();
+      } else if (Clock::now() - last_progress >= client_.timeout) {
+        return Fail(Status::TimedOut(
+            uri_ + ": " + std::to_string(now_in_flight) + " records not acknowledged, and none for " +
+            std::to_string(client_.timeout.count()) + " ms (--kafka-timeout-ms); check that brokers " +
+            client_.bootstrap + " run and that the topic's partitions have leaders and enough in-sync replicas. "
+            "Librdkafka said: " + s.message()));
+      }
+    }
+    return Status::OK();
+  }
+
+  Result<Offset> EndOffset(PartitionId partition) override {
+    TF_RETURN_IF_ERROR(CheckOwned(partition));
+    if (producer_ && producer_->InFlight() > 0) TF_RETURN_IF_ERROR(Flush());
+    TF_ASSIGN_OR_RETURN(kafka::Watermarks w, admin_->QueryWatermarks(parsed_.topic, partition.value()));
+    return Offset(static_cast<uint64_t>(w.high));
+  }
+
+  Result<std::optional<std::string>> LastRecord(PartitionId partition) override {
+    TF_RETURN_IF_ERROR(CheckOwned(partition));
+    if (producer_ && producer_->InFlight() > 0) TF_RETURN_IF_ERROR(Flush());
+    const auto p = static_cast<int32_t>(partition.value());
+    TF_ASSIGN_OR_RETURN(kafka::Watermarks w, admin_->QueryWatermarks(parsed_.topic, p));
+    if (w.high <= w.low) return std::optional<std::string>();
+    if (!reader_) {
+      kafka::PartitionConsumerOptions o;
+      static_cast<kafka::ClientOptions&>(o) = client_;
+      o.topic = parsed_.topic;
+      TF_ASSIGN_OR_RETURN(reader_, kafka::PartitionConsumer::Open(o, {}));
+    }
+    // The last offset holds the last record unless it is a transaction
+    // marker (the ingest writes none; other writers may): then look further
+    // back, 16 times as far each round.
+    for (int64_t back = 1;; back *= 16) {
+      const int64_t start = std::max(w.low, w.high - back);
+      TF_RETURN_IF_ERROR(reader_->Assign({{p, start}}));
+      std::optional<std::string> last;
+      const auto deadline = Clock::now() + client_.timeout;
+      while (!reader_->AtEnd(p)) {
+        if (Clock::now() >= deadline) {
+          return Status::TimedOut(uri_ + " partition " + ToString(partition) + ": could not read up to offset " +
+                                  std::to_string(w.high) + " within " + std::to_string(client_.timeout.count()) +
+                                  " ms (--kafka-timeout-ms); check brokers " + client_.bootstrap);
+        }
+        TF_ASSIGN_OR_RETURN(kafka::MessageBatch batch, reader_->Poll(1024, milliseconds(100)));
+        for (const auto& r : batch) {
+          if (r.offset < w.high) last.emplace(reinterpret_cast<const char*>(r.value.data()), r.value.size());
+        }
+      }
+      if (last || start == w.low) return last;
+    }
+  }
+
+  Status Close() override {
+    if (!producer_) return first_error_;
+    Status s = first_error_.ok() ? Flush() : first_error_;
+    producer_.reset();  // drops what is still queued after a failure
+    reader_.reset();
+    return s;
+  }
+
+ private:
+  Status CheckOwned(PartitionId p) const {
+    if (owned_.count(p.value()) == 0) {
+      return Status::InvalidArgument(uri_ + ": partition " + ToString(p) + " is not open for writing here");
+    }
+    if (!producer_) return Status::InvalidArgument(uri_ + ": the writer is closed");
+    return Status::OK();
+  }
+
+  void Absorb() {
+    for (const kafka::Delivery& d : deliveries_) {
+      if (!d.status.ok() && first_error_.ok()) first_error_ = d.status;
+    }
+    deliveries_.clear();
+  }
+
+  // Any failure ends the writer: records queued after a failed one must not
+  // be written (the partition would no longer be a prefix of the appends).
+  Status Fail(Status s) {
+    if (first_error_.ok()) first_error_ = std::move(s);
+    return first_error_;
+  }
+
+  std::string uri_;
+  kafka::KafkaUri parsed_;
+  kafka::ClientOptions client_;
+  std::unique_ptr<kafka::AdminClient> admin_;
+  std::unique_ptr<kafka::Producer> producer_;
+  std::unique_ptr<kafka::PartitionConsumer> reader_;
+  uint32_t partition_count_;
+  std::set<uint32_t> owned_;
+  std::optional<int64_t> topic_limit_;
+  std::vector<kafka::Delivery> deliveries_;
+  uint64_t next_token_ = 0;
+  Status first_error_;
+};
+
+// Assigns lazily: Seek only moves the position, the next Read (re)assigns the
+// partition there, so an inspect that seeks at once costs one fetch start.
+class KafkaPartitionCursor final : public PartitionCursor {
+ public:
+  KafkaPartitionCursor(std::string uri, std::unique_ptr<kafka::PartitionConsumer> consumer, PartitionId partition,
+                       Offset start)
+      : uri_(std::move(uri)), consumer_(std::move(consumer)), partition_(partition), position_(start) {}
+  ~KafkaPartitionCursor() override {
+    batch_.Release();  // before the consumer, which waits for outstanding messages
+    consumer_.reset();
+  }
+
+  Status Seek(Offset offset) override {
+    TF_ASSIGN_OR_RETURN(kafka::Watermarks w, Watermarks());
+    if (offset.value() < static_cast<uint64_t>(w.low) || offset.value() > static_cast<uint64_t>(w.high)) {
+      return Status::OutOfRange(uri_ + " partition " + ToString(partition_) + ": offset " + ToString(offset) +
+                                " is outside the stored range " + std::to_string(w.low) + ".." +
+                                std::to_string(w.high) + " (retention may have removed older records)");
+    }
+    batch_.Release();
+    position_ = offset;
+    assigned_ = false;
+    return Status::OK();
+  }
+
+  Result<std::span<const StoredRecordView>> Read(std::chrono::milliseconds wait) override {
+    batch_.Release();
+    views_.clear();
+    const auto p = static_cast<int32_t>(partition_.value());
+    if (!assigned_) {
+      TF_RETURN_IF_ERROR(consumer_->Assign({{p, static_cast<int64_t>(position_.value())}}));
+      assigned_ = true;
+    }
+    TF_ASSIGN_OR_RETURN(batch_, consumer_->Poll(kCursorBatchRecords, wait));
+    for (const kafka::ConsumedRecord& r : batch_) {
+      views_.push_back({Offset(static_cast<uint64_t>(r.offset)), AsBytes(r.value)});
+    }
+    if (!views_.empty()) {
+      position_ = views_.back().offset + 1;
+    } else if (consumer_->AtEnd(p)) {
+      // Offsets after the last record may hold transaction markers: the end
+      // of the partition is then past the last record's offset.
+      if (auto at = consumer_->Position(p); at && static_cast<uint64_t>(*at) > position_.value()) {
+        position_ = Offset(static_cast<uint64_t>(*at));
+      }
+    }
+    return std::span<const StoredRecordView>(views_);
+  }
+
+  Offset position() const override { return position_; }
+  Result<Offset> EndOffset() override {
+    TF_ASSIGN_OR_RETURN(kafka::Watermarks w, Watermarks());
+    return Offset(static_cast<uint64_t>(w.high));
+  }
+  Result<Offset> StartOffset() override {
+    TF_ASSIGN_OR_RETURN(kafka::Watermarks w, Watermarks());
+    return Offset(static_cast<uint64_t>(w.low));
+  }
+  PartitionId partition() const override { return partition_; }
+
+ private:
+  Result<kafka::Watermarks> Watermarks() { return consumer_->QueryWatermarks(static_cast<int32_t>(partition_.value())); }
+
+  std::string uri_;
+  std::unique_ptr<kafka::PartitionConsumer> consumer_;
+  PartitionId partition_;
+  Offset position_;
+  bool assigned_ = false;
+  kafka::MessageBatch batch_;
+  std::vector<StoredRecordView> views_;
+};
+
+// A killed writer's last batches may sit on the leader beyond the high
+// watermark until the followers fetch them (milliseconds, normally). A
+// resumed ingest that read the last record before they arrive would write
+// them again; so on a replicated topic wait until the ends stop moving.
+Status WaitForSettledEnds(kafka::AdminClient& admin, const kafka::TopicInfo& info, const std::set<uint32_t>& owned) {
+  const bool replicated = std::any_of(info.partitions.begin(), info.partitions.end(),
+                                      [](const kafka::PartitionInfo& p) { return p.replicas.size() > 1; });
+  if (!replicated) return Status::OK();
+  auto ends = [&]() -> Result<std::vector<int64_t>> {
+    std::vector<int64_t> out;
+    for (uint32_t p : owned) {
+      TF_ASSIGN_OR_RETURN(kafka::Watermarks w, admin.QueryWatermarks(info.name, static_cast<int32_t>(p)));
+      out.push_back(w.high);
+    }
+    return out;
+  };
+  TF_ASSIGN_OR_RETURN(std::vector<int64_t> before, ends());
+  for (int round = 0; round < 8; ++round) {
+    std::this_thread::sleep_for(milliseconds(300));
+    TF_ASSIGN_OR_RETURN(std::vector<int64_t> now, ends());
+    if (now == before) return Status::OK();
+    before = std::move(now);
+  }
+  return Status::OK();  // still growing: another writer is active, which the caller's rule forbids
+}
+
+}  // namespace
+
+Result<kafka::ClientOptions> KafkaClientOptionsFor(std::string_view uri, const TopicConfig& config,
+                                                   kafka::KafkaUri* parsed) {
+  TF_ASSIGN_OR_RETURN(*parsed, kafka::ParseKafkaUri(uri));
+  kafka::ClientOptions o;
+  o.bootstrap = parsed->Bootstrap();
+  if (!config.kafka_config_file.empty()) TF_RETURN_IF_ERROR(o.config.LoadPropertiesFile(config.kafka_config_file));
+  for (const std::string& p : config.kafka_properties) TF_RETURN_IF_ERROR(o.config.SetAssignment(p, "-X"));
+  if (config.kafka_timeout.count() <= 0) {
+    return Status::InvalidArgument("the Kafka timeout must be positive, got " +
+                                   std::to_string(config.kafka_timeout.count()) + " ms");
+  }
+  o.timeout = config.kafka_timeout;
+  return o;
+}
+
+Result<std::unique_ptr<TopicWriter>> OpenKafkaTopicWriter(std::string_view uri, const WriterConfig& config,
+                                                          std::vector<PartitionId> partitions) {
+  kafka::KafkaUri parsed;
+  TF_ASSIGN_OR_RETURN(kafka::ClientOptions client, KafkaClientOptionsFor(uri, config, &parsed));
+  const std::string name = parsed.ToString();
+  TF_ASSIGN_OR_RETURN(kafka::Compression compression, kafka::ParseCompression(config.compression));
+  if (config.replication_factor < 1 || config.replication_factor > 32767) {
+    return Status::InvalidArgument(name + ": replication factor must be 1..32767, got " +
+                                   std::to_string(config.replication_factor));
+  }
+  TF_ASSIGN_OR_RETURN(auto admin, kafka::AdminClient::Open(client));
+  kafka::TopicSpec spec;
+  spec.name = parsed.topic;
+  spec.partitions = static_cast<int32_t>(config.partitions == 0 ? 1 : config.partitions);
+  spec.replication_factor = static_cast<int16_t>(config.replication_factor);
+  auto ensured = admin->EnsureTopic(spec, config.create_if_missing ? kafka::MissingTopic::kCreate
+                                                                   : kafka::MissingTopic::kError);
+  if (!ensured.ok()) {
+    if (ensured.status().IsNotFound() && !config.create_if_missing) {
+      return ensured.status().WithContext("the topic does not exist and creating it is not allowed");
+    }
+    return ensured.status();
+  }
+  const kafka::TopicInfo& info = *ensured;
+  const auto count = static_cast<uint32_t>(info.partitions.size());
+  if (config.partitions != 0 && count != config.partitions) {
+    return Status::InvalidArgument(name + " has " + std::to_string(count) + " partitions, not the " +
+                                   std::to_string(config.partitions) + " asked for: pass --partitions " +
+                                   std::to_string(count) + " or use a new topic");
+  }
+  std::set<uint32_t> owned;
+  if (partitions.empty()) {
+    for (uint32_t p = 0; p < count; ++p) owned.insert(p);
+  }
+  for (PartitionId p : partitions) {
+    if (p.value() >= count) return Status::InvalidArgument(name + " has no partition " + ToString(p));
+    owned.insert(p.value());
+  }
+
+  std::optional<int64_t> limit;
+  if (auto configs = admin->DescribeTopicConfigs(parsed.topic); configs.ok()) {
+    for (const auto& [k, v] : *configs) {
+      if (k == "max.message.bytes") limit = ParseInt(v);
+    }
+  }
+  kafka::ProducerOptions po;
+  static_cast<kafka::ClientOptions&>(po) = client;
+  po.topic = parsed.topic;
+  po.compression = compression;
+  TF_RETURN_IF_ERROR(ApplyWriterSettings(&po.config));
+  // A batch the topic refuses fails every record in it; librdkafka does not
+  // split it. Keep batches below a topic limit lower than the default size.
+  if (limit && *limit < kDefaultBatchBytes + static_cast<int64_t>(kBatchOverheadBytes) &&
+      po.config.Find("batch.size") == nullptr) {
+    const int64_t batch = std::max<int64_t>(*limit - static_cast<int64_t>(kBatchOverheadBytes), 1);
+    po.config.Set("batch.size", std::to_string(batch), "the topic's max.message.bytes");
+  }
+  TF_ASSIGN_OR_RETURN(auto producer, kafka::Producer::Open(po));
+  TF_RETURN_IF_ERROR(WaitForSettledEnds(*admin, info, owned));
+  return std::unique_ptr<TopicWriter>(std::make_unique<KafkaTopicWriter>(
+      name, std::move(parsed), std::move(client), std::move(admin), std::move(producer), count, std::move(owned),
+      limit));
+}
+
+Result<TopicSummary> DescribeKafkaTopic(std::string_view uri, const TopicConfig& config) {
+  kafka::KafkaUri parsed;
+  TF_ASSIGN_OR_RETURN(kafka::ClientOptions client, KafkaClientOptionsFor(uri, config, &parsed));
+  TF_ASSIGN_OR_RETURN(auto admin, kafka::AdminClient::Open(client));
+  TF_ASSIGN_OR_RETURN(kafka::TopicInfo info, admin->DescribeTopic(parsed.topic));
+  TopicSummary s;
+  s.uri = parsed.ToString();
+  size_t replicas = 0;
+  for (const kafka::PartitionInfo& p : info.partitions) {
+    TF_ASSIGN_OR_RETURN(kafka::Watermarks w, admin->QueryWatermarks(parsed.topic, p.id));
+    s.partitions.push_back({PartitionId(static_cast<uint32_t>(p.id)), Offset(static_cast<uint64_t>(w.low)),
+                            Offset(static_cast<uint64_t>(w.high)), 0});
+    replicas = std::max(replicas, p.replicas.size());
+  }
+  s.details = "Kafka topic on brokers " + client.bootstrap + ", replication factor " + std::to_string(replicas) +
+              "; records counts offsets (transaction markers included), bytes unknown";
+  return s;
+}
+
+Result<std::unique_ptr<PartitionCursor>> OpenKafkaPartitionCursor(std::string_view uri, PartitionId partition,
+                                                                  const TopicConfig& config) {
+  kafka::KafkaUri parsed;
+  TF_ASSIGN_OR_RETURN(kafka::ClientOptions client, KafkaClientOptionsFor(uri, config, &parsed));
+  kafka::PartitionConsumerOptions o;
+  static_cast<kafka::ClientOptions&>(o) = client;
+  o.topic = parsed.topic;
+  TF_ASSIGN_OR_RETURN(auto consumer, kafka::PartitionConsumer::Open(o, {}));
+  if (partition.value() >= static_cast<uint32_t>(consumer->partition_count())) {
+    return Status::OutOfRange(parsed.ToString() + " has " + std::to_string(consumer->partition_count()) +
+                              " partitions; there is no partition " + ToString(partition));
+  }
+  TF_ASSIGN_OR_RETURN(kafka::Watermarks w, consumer->QueryWatermarks(static_cast<int32_t>(partition.value())));
+  return std::unique_ptr<PartitionCursor>(std::make_unique<KafkaPartitionCursor>(
+      parsed.ToString(), std::move(consumer), partition, Offset(static_cast<uint64_t>(w.low))));
+}
+
+}  // namespace tokenfeed::topic
