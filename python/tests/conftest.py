@@ -18,6 +18,11 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 VOCABULARIES = ["deepseek_v3", "llama3", "qwen3"]
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "kafka: needs a real Kafka broker (started by the kafka_broker fixture)")
+    config.addinivalue_line("markers", "kafka_cluster: needs a three-node Kafka cluster (kafka_cluster fixture)")
+
+
 def _required() -> bool:
     return os.environ.get("TOKENFEED_REQUIRE_REFERENCE") == "1"
 
@@ -107,3 +112,8 @@ def documents() -> tuple[str, list[str]]:
             for line in fh:
                 texts.append(json.loads(line)["text"])
     return str(d), texts
+
+
+# The Kafka broker fixtures, defined once here so that every module shares one
+# broker per session.
+from kafka_helpers import kafka_broker, kafka_cluster  # noqa: E402,F401

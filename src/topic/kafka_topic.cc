@@ -352,14 +352,20 @@ Result<std::unique_ptr<TopicWriter>> OpenKafkaTopicWriter(std::string_view uri, 
   spec.name = parsed.topic;
   spec.partitions = static_cast<int32_t>(config.partitions == 0 ? 1 : config.partitions);
   spec.replication_factor = static_cast<int16_t>(config.replication_factor);
-  auto ensured = admin->EnsureTopic(spec, config.create_if_missing ? kafka::MissingTopic::kCreate
-                                                                   : kafka::MissingTopic::kError);
-  if (!ensured.ok()) {
-    if (ensured.status().IsNotFound() && !config.create_if_missing) {
+  Result<kafka::TopicInfo> ensured = Status::Internal("unset");
+  if (config.create_if_missing) {
+    // Create first and accept "already exists": asking whether a topic is
+    // missing waits out the propagation grace (rdkafka_handle.h) first.
+    Status created = admin->CreateTopic(spec);
+    ensured = admin->DescribeTopic(parsed.topic);
+    if (!ensured.ok() && !created.ok() && created.code() != StatusCode::kAlreadyExists) return created;
+  } else {
+    ensured = admin->EnsureTopic(spec, kafka::MissingTopic::kError);
+    if (ensured.status().IsNotFound()) {
       return ensured.status().WithContext("the topic does not exist and creating it is not allowed");
     }
-    return ensured.status();
   }
+  if (!ensured.ok()) return ensured.status();
   const kafka::TopicInfo& info = *ensured;
   const auto count = static_cast<uint32_t>(info.partitions.size());
   if (config.partitions != 0 && count != config.partitions) {
