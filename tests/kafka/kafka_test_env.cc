@@ -52,8 +52,7 @@ void KafkaBrokerTest::TearDown() {
   }
 }
 
-std::string KafkaBrokerTest::CreateTopic(int32_t partitions, std::vector<std::pair<std::string, std::string>> configs,
-                                         int16_t replication_factor) {
+std::string KafkaBrokerTest::NewTopicName() {
   static std::atomic<int> counter{0};
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
   std::string name = std::string("t.") + info->test_suite_name() + "." + info->name() + "." +
@@ -61,10 +60,16 @@ std::string KafkaBrokerTest::CreateTopic(int32_t partitions, std::vector<std::pa
   for (char& c : name) {
     if (c == '/') c = '_';
   }
+  topics_.push_back(name);
+  return name;
+}
+
+std::string KafkaBrokerTest::CreateTopic(int32_t partitions, std::vector<std::pair<std::string, std::string>> configs,
+                                         int16_t replication_factor) {
+  const std::string name = NewTopicName();
   TopicSpec spec{name, partitions, replication_factor, std::move(configs)};
   Status s = admin_->CreateTopic(spec);
   EXPECT_TRUE(s.ok()) << s.ToString();
-  topics_.push_back(name);
   return name;
 }
 

@@ -23,6 +23,9 @@ class KafkaBrokerTest : public ::testing::Test {
   void SetUp() override;
   void TearDown() override;
 
+  // A name unique per test and run, not created; deleted in TearDown if it
+  // exists by then (for code under test that creates its own topic).
+  std::string NewTopicName();
   // Unique per test and run; the topic is deleted in TearDown.
   std::string CreateTopic(int32_t partitions, std::vector<std::pair<std::string, std::string>> configs = {},
                           int16_t replication_factor = -1);
