@@ -19,6 +19,9 @@ int main(int argc, char** argv) {
   add(tokenfeed::cli::AddIngestCommand(app));
   add(tokenfeed::cli::AddInspectCommand(app));
   add(tokenfeed::cli::AddTopicsCommand(app));
+#if TOKENFEED_HAS_KAFKA
+  add(tokenfeed::cli::AddServeCommand(app));
+#endif
 
   try {
     app.parse(argc, argv);

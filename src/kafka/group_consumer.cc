@@ -144,6 +144,69 @@ Result<ConsumerGroupMetadata> GroupConsumer::GroupMetadata() const {
   return ConsumerGroupMetadata(m);
 }
 
+Status GroupConsumer::RewindToCommitted() {
+  rd_kafka_t* rk = impl_->core->rk();
+  const Client& client = impl_->core->client();
+  const std::string group = "group '" + impl_->options.group_id + "'";
+  rd_kafka_topic_partition_list_t* list = nullptr;
+  if (rd_kafka_resp_err_t err = rd_kafka_assignment(rk, &list); err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return KafkaErrorStatus(err, "Kafka consumer assignment (" + group + ")", {client.bootstrap});
+  }
+  Status status;
+  if (list->cnt > 0) {
+    // read_committed consumers ask for stable offsets: a transaction that is
+    // still committing makes the broker answer "retry", not a stale offset.
+    rd_kafka_resp_err_t err = rd_kafka_committed(rk, list, TimeoutMs(client.timeout));
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      status = KafkaErrorStatus(err, "Kafka committed offsets (" + group + ")", {client.bootstrap});
+    }
+    for (int i = 0; status.ok() && i < list->cnt; ++i) {
+      rd_kafka_topic_partition_t& tp = list->elems[i];
+      if (tp.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+        status = KafkaErrorStatus(tp.err, "Kafka committed offset (" + group + ")",
+                                  {client.bootstrap, tp.topic, tp.partition});
+      }
+      if (tp.offset < 0) tp.offset = RD_KAFKA_OFFSET_BEGINNING;
+    }
+    if (status.ok()) {
+      rd_kafka_error_t* error = rd_kafka_seek_partitions(rk, list, TimeoutMs(client.timeout));
+      status = ConsumeKafkaError(error, "Kafka seek to committed offsets (" + group + ")", {client.bootstrap});
+      for (int i = 0; status.ok() && i < list->cnt; ++i) {
+        const rd_kafka_topic_partition_t& tp = list->elems[i];
+        if (tp.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+          status = KafkaErrorStatus(tp.err, "Kafka seek to committed offset (" + group + ")",
+                                    {client.bootstrap, tp.topic, tp.partition, tp.offset});
+        } else {
+          impl_->core->ResetPartition(tp.topic, tp.partition, tp.offset);
+        }
+      }
+    }
+  }
+  rd_kafka_topic_partition_list_destroy(list);
+  return status;
+}
+
+std::vector<GroupConsumer::PartitionLag> GroupConsumer::Lag() const {
+  std::vector<PartitionLag> out;
+  rd_kafka_t* rk = impl_->core->rk();
+  rd_kafka_topic_partition_list_t* list = nullptr;
+  if (rd_kafka_assignment(rk, &list) != RD_KAFKA_RESP_ERR_NO_ERROR) return out;
+  for (int i = 0; i < list->cnt; ++i) {
+    const rd_kafka_topic_partition_t& tp = list->elems[i];
+    PartitionLag lag;
+    lag.topic = tp.topic;
+    lag.partition = tp.partition;
+    if (const auto* st = impl_->core->Find(tp.topic, tp.partition)) lag.position = st->position;
+    int64_t low = -1, high = -1;
+    if (rd_kafka_get_watermark_offsets(rk, tp.topic, tp.partition, &low, &high) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      lag.high_watermark = high >= 0 ? high : -1;
+    }
+    out.push_back(std::move(lag));
+  }
+  rd_kafka_topic_partition_list_destroy(list);
+  return out;
+}
+
 Status GroupConsumer::Close() {
   impl_->rebalance->core = nullptr;
   const rd_kafka_resp_err_t err = impl_->core->Close();

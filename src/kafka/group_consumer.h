@@ -43,6 +43,21 @@ class GroupConsumer {
   // to another member. Positions of revoked partitions are dropped, those of
   // newly assigned ones start unknown.
   bool TakeAssignmentChange();
+  // Moves every assigned partition back to the group's committed offset (the
+  // beginning where the group has none yet): after an aborted transaction
+  // the records it consumed are read again. Records already fetched for
+  // those partitions are dropped. Bounded by the client timeout.
+  Status RewindToCommitted();
+  // Per assigned partition: the next offset to consume (-1 until known) and
+  // the high watermark from the latest fetch response (-1 until one came).
+  // Asks no broker.
+  struct PartitionLag {
+    std::string topic;
+    int32_t partition = 0;
+    int64_t position = -1;
+    int64_t high_watermark = -1;
+  };
+  std::vector<PartitionLag> Lag() const;
   Status Close();
 
  private:

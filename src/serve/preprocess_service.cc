@@ -1,0 +1,395 @@
+// The service loop (preprocess_service.h):
+//
+//   poll RAW -> decode -> clean -> tokenize -> encode -> produce to TOKENS
+//   ... until the transaction is full, old or the input idle ...
+//   send the consumed offsets to the transaction -> commit
+//
+// Any failure inside a transaction, and any change of the group's
+// assignment, aborts it and rewinds the consumer to the committed offsets,
+// so the same messages are processed again in a new transaction.
+#include "serve/preprocess_service.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <random>
+#include <thread>
+
+#include "kafka/admin_client.h"
+#include "kafka/group_consumer.h"
+#include "kafka/producer.h"
+#include "serve/metrics_http_server.h"
+#include "serve/serve_metrics.h"
+#include "tokenfeed/record.h"
+#include "tokenfeed/tokenizer.h"
+#include "topic/kafka_topic.h"
+
+namespace tokenfeed::serve {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr size_t kPollRecords = 2000;
+constexpr milliseconds kPollWait{100};
+// Rejects logged one by one; after that only every kRejectLogEvery-th.
+constexpr uint64_t kRejectsLoggedInFull = 20;
+constexpr uint64_t kRejectLogEvery = 1000;
+// What a record batch adds around one record (as topic/kafka_topic.cc).
+constexpr size_t kBatchOverheadBytes = 128;
+
+std::string RandomId() {
+  std::random_device rd;
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%08x%08x", rd(), rd());
+  return buf;
+}
+
+std::string SortedBrokers(const kafka::KafkaUri& u) {
+  std::vector<std::string> b = u.brokers;
+  std::sort(b.begin(), b.end());
+  std::string out;
+  for (const auto& s : b) out += s + ",";
+  return out;
+}
+
+class Service {
+ public:
+  Service(const ServeOptions& o, const std::atomic<bool>* stop) : o_(o), stop_(stop), decoder_(o.format, o.json_field) {}
+
+  Status Run() {
+    TF_RETURN_IF_ERROR(Setup());
+    auto next_log = Clock::now() + o_.log_interval;
+    auto next_tick = Clock::now();
+    while (!(stop_ && stop_->load())) {
+      TF_RETURN_IF_ERROR(Step());
+      const auto now = Clock::now();
+      if (now >= next_tick) {
+        UpdateLag();
+        metrics_->Tick(now);
+        next_tick = now + std::chrono::seconds(1);
+      }
+      if (now >= next_log) {
+        Log("serve: " + metrics_->Summary());
+        next_log = now + o_.log_interval;
+      }
+    }
+    // Stopping: what was consumed so far commits, or (if that fails) aborts.
+    Status last;
+    if (txn_open_) last = Commit();
+    Status closed = consumer_->Close();
+    UpdateLag();
+    Log("serve: stopped: " + metrics_->Summary());
+    if (metrics_server_) metrics_server_->Stop();
+    TF_RETURN_IF_ERROR(last);
+    return closed;
+  }
+
+ private:
+  Status Setup() {
+    kafka::KafkaUri from, to;
+    TF_ASSIGN_OR_RETURN(kafka::ClientOptions client, topic::KafkaClientOptionsFor(o_.from_uri, o_.output, &from));
+    TF_ASSIGN_OR_RETURN(kafka::ClientOptions to_client, topic::KafkaClientOptionsFor(o_.to_uri, o_.output, &to));
+    if (SortedBrokers(from) != SortedBrokers(to)) {
+      return Status::InvalidArgument("--from " + from.ToString() + " and --to " + to.ToString() +
+                                     " name different brokers: one Kafka transaction must cover the output "
+                                     "records and the input offsets, so both topics must be on one cluster "
+                                     "(give the same HOST:PORT list)");
+    }
+    if (from.topic == to.topic) {
+      return Status::InvalidArgument("--from and --to are the same topic '" + from.topic + "'");
+    }
+    source_ = from.ToString();
+    TF_ASSIGN_OR_RETURN(tokenizer_, Tokenizer::FromFile(o_.tokenizer_path));
+    if (o_.add_bos) {
+      if (!tokenizer_->bos_id()) return Status::InvalidArgument(o_.tokenizer_path + " has no document-start token for --add-bos");
+      bos_ = *tokenizer_->bos_id();
+    }
+    if (o_.add_eos) {
+      if (!tokenizer_->eos_id()) return Status::InvalidArgument(o_.tokenizer_path + " has no document-end token for --add-eos");
+      eos_ = *tokenizer_->eos_id();
+    }
+    encode_options_.split_special_tokens = !o_.keep_special_tokens;
+    TF_ASSIGN_OR_RETURN(cleaner_, text::Cleaner::Create(o_.clean));
+    if (const kafka::ConfigEntry* m = client.config.Find("message.max.bytes")) {
+      max_record_bytes_ = std::strtoull(m->value.c_str(), nullptr, 10);
+    }
+
+    TF_ASSIGN_OR_RETURN(auto admin, kafka::AdminClient::Open(client));
+    auto input = admin->DescribeTopic(from.topic);
+    if (!input.ok()) {
+      return input.status().WithContext("--from " + source_ + ": the raw topic must exist");
+    }
+    kafka::TopicSpec spec;
+    spec.name = to.topic;
+    spec.partitions = o_.output.partitions != 0 ? static_cast<int32_t>(o_.output.partitions)
+                                                : static_cast<int32_t>(input->partitions.size());
+    spec.replication_factor = static_cast<int16_t>(o_.output.replication_factor);
+    TF_ASSIGN_OR_RETURN(kafka::TopicInfo output,
+                        admin->EnsureTopic(spec, o_.output.create_if_missing ? kafka::MissingTopic::kCreate
+                                                                             : kafka::MissingTopic::kError));
+    output_partitions_ = static_cast<int32_t>(output.partitions.size());
+
+    kafka::ProducerOptions po;
+    static_cast<kafka::ClientOptions&>(po) = to_client;
+    po.topic = to.topic;
+    TF_ASSIGN_OR_RETURN(po.compression, kafka::ParseCompression(o_.output.compression));
+    transactional_id_ = "tokenfeed-serve." + o_.group + "." + (o_.instance_id.empty() ? RandomId() : o_.instance_id);
+    po.transactional_id = transactional_id_;
+    TF_ASSIGN_OR_RETURN(producer_, kafka::Producer::Open(po));
+    // Fences an earlier producer with the same id and aborts what it left open.
+    TF_RETURN_IF_ERROR(producer_->InitTransactions());
+
+    kafka::GroupConsumerOptions co;
+    static_cast<kafka::ClientOptions&>(co) = client;
+    co.group_id = o_.group;
+    co.topics = {from.topic};
+    TF_ASSIGN_OR_RETURN(consumer_, kafka::GroupConsumer::Open(co));
+
+    metrics_ = std::make_unique<ServeMetrics>(from.topic);
+    if (o_.metrics_port >= 0) {
+      if (o_.metrics_port > 65535) return Status::InvalidArgument("--metrics-port must be 0..65535");
+      ServeMetrics* m = metrics_.get();
+      TF_ASSIGN_OR_RETURN(metrics_server_,
+                          MetricsHttpServer::Start(o_.metrics_address, static_cast<uint16_t>(o_.metrics_port),
+                                                   [m] { return m->RenderPrometheus(); }));
+      Log("serve: metrics on http://" + o_.metrics_address + ":" + std::to_string(metrics_server_->port()) +
+          "/metrics");
+    }
+    Log("serve: consuming " + source_ + " (" + std::to_string(input->partitions.size()) + " partitions) in group '" +
+        o_.group + "', producing " + to.ToString() + " (" + std::to_string(output_partitions_) +
+        " partitions), transactional id '" + transactional_id_ + "'");
+    return Status::OK();
+  }
+
+  Status Step() {
+    auto polled = consumer_->Poll(kPollRecords, kPollWait);
+    if (consumer_->TakeAssignmentChange()) {
+      // Part of the open transaction's input may now belong to another
+      // member, and this batch may mix old and new assignments: drop both
+      // and start again from the committed offsets.
+      if (txn_open_) TF_RETURN_IF_ERROR(AbortAndRewind("the group's partition assignment changed"));
+      TF_RETURN_IF_ERROR(consumer_->RewindToCommitted());
+      LogAssignment();
+      return Status::OK();
+    }
+    if (!polled.ok()) {
+      const StatusCode c = polled.status().code();
+      if (c != StatusCode::kUnavailable && c != StatusCode::kTimedOut) return polled.status();
+      Log("serve: " + polled.status().ToString() + "; retrying");
+      if (txn_open_) TF_RETURN_IF_ERROR(AbortAndRewind(polled.status().message()));
+      std::this_thread::sleep_for(milliseconds(500));
+      return Status::OK();
+    }
+    const bool idle = polled->empty();
+    if (!idle) {
+      if (!txn_open_) {
+        Status begun = producer_->BeginTransaction();
+        if (!begun.ok()) return begun.WithContext("transactional id '" + transactional_id_ + "'");
+        txn_open_ = true;
+        txn_began_ = Clock::now();
+      }
+      Status processed = Process(*polled);
+      if (!processed.ok()) {
+        polled->Release();
+        return AbortAndRewind(processed.message());
+      }
+    }
+    polled->Release();
+    if (txn_open_ && (idle || pending_.messages >= o_.max_transaction_messages ||
+                      Clock::now() - txn_began_ >= o_.commit_interval)) {
+      return Commit();
+    }
+    return Status::OK();
+  }
+
+  // Everything of one batch goes into the open transaction: a record per
+  // kept message, rejects counted.
+  Status Process(const kafka::MessageBatch& batch) {
+    arena_.clear();
+    kept_.clear();
+    for (size_t i = 0; i < batch.size(); ++i) {
+      const kafka::ConsumedRecord& r = batch[i];
+      ++pending_.messages;
+      DecodedMessage d = decoder_.Decode(r.value);
+      if (!d.ok) {
+        Reject(d.reason, r, d.message);
+        continue;
+      }
+      text::CleanResult c = cleaner_.Clean(d.text, &scratch_, &cleaning_);
+      if (!c.kept) {
+        Reject(c.reason, r, "dropped by cleaning");
+        continue;
+      }
+      kept_.push_back({r.partition, r.offset, arena_.size(), c.text.size()});
+      arena_.append(c.text);
+    }
+    if (o_.threads != 1 && kept_.size() > 1) {
+      views_.clear();
+      for (const Kept& k : kept_) views_.push_back(std::string_view(arena_).substr(k.text_begin, k.text_len));
+      TF_RETURN_IF_ERROR(tokenizer_->EncodeBatch(views_, &batch_ids_, encode_options_, o_.threads));
+    }
+    for (size_t i = 0; i < kept_.size(); ++i) {
+      const Kept& k = kept_[i];
+      ids_.clear();
+      if (bos_) ids_.push_back(*bos_);
+      if (o_.threads != 1 && kept_.size() > 1) {
+        ids_.insert(ids_.end(), batch_ids_[i].begin(), batch_ids_[i].end());
+      } else {
+        TF_RETURN_IF_ERROR(
+            tokenizer_->Encode(std::string_view(arena_).substr(k.text_begin, k.text_len), &ids_, encode_options_));
+      }
+      if (eos_) ids_.push_back(*eos_);
+      TF_RETURN_IF_ERROR(Produce(k));
+    }
+    std::vector<kafka::Delivery> done;
+    // Only serves the delivery reports; a failed one fails the commit.
+    return producer_->PollDeliveries(milliseconds(0), &done);
+  }
+
+  struct Kept {
+    int32_t partition;
+    int64_t offset;
+    size_t text_begin, text_len;
+  };
+
+  Status Produce(const Kept& k) {
+    record::RecordFields f;
+    f.source_path = source_;
+    f.source_line = static_cast<uint64_t>(k.partition);
+    f.source_byte_offset = static_cast<uint64_t>(k.offset);
+    f.doc_seq = static_cast<uint64_t>(k.offset);
+    Status prepared = encoder_.Prepare(f, ids_);
+    if (prepared.ok() && encoder_.size() + kBatchOverheadBytes > max_record_bytes_) {
+      prepared = Status::ResourceExhausted("the token record would be " + std::to_string(encoder_.size()) +
+                                           " bytes, above the producer's message.max.bytes = " +
+                                           std::to_string(max_record_bytes_) + " (raise it with -X)");
+    }
+    if (!prepared.ok()) {
+      RejectAt(text::DropReason::kTooLong, k.partition, k.offset, prepared.message());
+      return Status::OK();
+    }
+    record_.resize(encoder_.size());
+    encoder_.WriteTo(reinterpret_cast<uint8_t*>(record_.data()));
+    TF_RETURN_IF_ERROR(producer_->Produce(k.partition % output_partitions_, std::span<const std::byte>(),
+                                          std::as_bytes(std::span<const char>(record_)), next_token_++));
+    ++pending_.records;
+    pending_.tokens += ids_.size();
+    return Status::OK();
+  }
+
+  void Reject(text::DropReason reason, const kafka::ConsumedRecord& r, const std::string& why) {
+    RejectAt(reason, r.partition, r.offset, why);
+  }
+
+  void RejectAt(text::DropReason reason, int32_t partition, int64_t offset, const std::string& why) {
+    ++pending_.rejected[static_cast<size_t>(reason)];
+    ++rejects_seen_;
+    if (rejects_seen_ <= kRejectsLoggedInFull || rejects_seen_ % kRejectLogEvery == 0) {
+      Log("serve: rejected " + source_ + " partition " + std::to_string(partition) + " offset " +
+          std::to_string(offset) + ": " + std::string(text::DropReasonName(reason)) + (why.empty() ? "" : ": ") + why +
+          " (" + std::to_string(rejects_seen_) + " rejected by this instance" +
+          (rejects_seen_ == kRejectsLoggedInFull ? "; from now on every " + std::to_string(kRejectLogEvery) +
+                                                       "th is logged)"
+                                                 : ")"));
+    }
+  }
+
+  Status Commit() {
+    Status s;
+    auto positions = consumer_->Positions();
+    auto group = consumer_->GroupMetadata();
+    if (!positions.ok()) s = positions.status();
+    if (s.ok() && !group.ok()) s = group.status();
+    if (s.ok()) s = producer_->SendOffsetsToTransaction(*positions, *group);
+    if (s.ok()) s = producer_->CommitTransaction();
+    if (s.ok()) {
+      txn_open_ = false;
+      metrics_->AddCommitted(pending_);
+      pending_ = {};
+      return Status::OK();
+    }
+    return AbortAndRewind("commit failed: " + s.ToString());
+  }
+
+  Status AbortAndRewind(const std::string& why) {
+    Log("serve: aborting the transaction (" + std::to_string(pending_.messages) +
+        " messages will be processed again): " + why);
+    Status aborted = producer_->AbortTransaction();
+    txn_open_ = false;
+    metrics_->AddAborted(pending_.messages);
+    pending_ = {};
+    if (!aborted.ok()) {
+      return aborted.WithContext("cannot abort the Kafka transaction of '" + transactional_id_ +
+                                 "' (another instance with the same --instance-id may have fenced it); stopping");
+    }
+    return consumer_->RewindToCommitted();
+  }
+
+  void UpdateLag() {
+    std::vector<PartitionLagSample> lag;
+    for (const auto& l : consumer_->Lag()) {
+      lag.push_back({l.partition, l.position >= 0 && l.high_watermark >= 0 ? l.high_watermark - l.position : -1});
+    }
+    metrics_->SetLag(std::move(lag));
+  }
+
+  void LogAssignment() {
+    auto a = consumer_->Assignment();
+    std::string parts;
+    if (a.ok()) {
+      for (const auto& p : *a) parts += (parts.empty() ? "" : ",") + std::to_string(p.partition);
+    }
+    Log("serve: assigned partitions [" + parts + "] of " + source_);
+  }
+
+  void Log(const std::string& line) const {
+    if (o_.log) {
+      o_.log(line);
+    } else {
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
+  }
+
+  const ServeOptions& o_;
+  const std::atomic<bool>* stop_;
+  std::string source_;
+  std::string transactional_id_;
+  std::shared_ptr<const Tokenizer> tokenizer_;
+  std::optional<TokenId> bos_, eos_;
+  EncodeOptions encode_options_;
+  text::Cleaner cleaner_ = text::Cleaner::Create({}).value();
+  RawMessageDecoder decoder_;
+  size_t max_record_bytes_ = 1000000;
+  int32_t output_partitions_ = 1;
+  std::unique_ptr<kafka::Producer> producer_;
+  std::unique_ptr<kafka::GroupConsumer> consumer_;
+  std::unique_ptr<ServeMetrics> metrics_;
+  std::unique_ptr<MetricsHttpServer> metrics_server_;
+
+  bool txn_open_ = false;
+  Clock::time_point txn_began_;
+  TransactionCounts pending_;
+  uint64_t next_token_ = 0;
+  uint64_t rejects_seen_ = 0;
+
+  // Per-batch buffers, reused.
+  std::string arena_, scratch_, record_;
+  std::vector<Kept> kept_;
+  std::vector<std::string_view> views_;
+  std::vector<std::vector<TokenId>> batch_ids_;
+  std::vector<TokenId> ids_;
+  record::RecordEncoder encoder_;
+  text::CleaningStats cleaning_;
+};
+
+}  // namespace
+
+Status RunService(const ServeOptions& options, const std::atomic<bool>* stop) {
+  if (options.from_uri.empty() || options.to_uri.empty()) {
+    return Status::InvalidArgument("serve needs --from kafka://HOST:PORT/RAW and --to kafka://HOST:PORT/TOKENS");
+  }
+  if (options.max_transaction_messages == 0) return Status::InvalidArgument("--max-transaction-messages must be positive");
+  return Service(options, stop).Run();
+}
+
+}  // namespace tokenfeed::serve

@@ -1,0 +1,63 @@
+// The streaming preprocessing service (tokenfeed serve): consumes raw text
+// messages from a Kafka topic in a consumer group, cleans and tokenizes each
+// one, and produces one token record per message to another topic, exactly
+// once: output records and the consumed offsets commit in one Kafka
+// transaction (consume-transform-produce), so a crash, a SIGTERM or a
+// rebalance never loses or doubles a record for read_committed readers.
+// Several instances with the same group share the partitions.
+// It does not deduplicate (every message is a document) and writes no
+// rejects topic: malformed messages are counted and logged.
+// RunService blocks until *stop is set (then the open transaction commits)
+// or a fatal error; call it from one thread. Docs: docs/kafka.md, "serve".
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "serve/raw_message_decoder.h"
+#include "text/cleaner.h"
+#include "tokenfeed/status.h"
+#include "topic/topic.h"
+
+namespace tokenfeed::serve {
+
+struct ServeOptions {
+  std::string from_uri;  // kafka://HOST:PORT/RAW
+  std::string to_uri;    // kafka://HOST:PORT/TOKENS (the same cluster: one transaction spans both)
+  std::string tokenizer_path;
+  std::string group = "tokenfeed-serve";
+  // Names this instance's transactional producer, "tokenfeed-serve.GROUP.ID".
+  // Give each instance a stable, distinct one (e.g. its pod name): when it
+  // restarts, its unfinished transaction is aborted at once instead of
+  // blocking read_committed readers until the transaction timeout. Empty: a
+  // random one.
+  std::string instance_id;
+  RawFormat format = RawFormat::kAuto;
+  std::string json_field = "text";
+  text::CleanOptions clean;
+  bool add_bos = false;
+  bool add_eos = false;
+  bool keep_special_tokens = false;
+  int threads = 1;  // tokenizing threads per transaction batch (0: all cores)
+  // A transaction commits after this many messages or this long after it
+  // began, whichever comes first, and whenever the input is idle.
+  size_t max_transaction_messages = 10000;
+  std::chrono::milliseconds commit_interval{500};
+  // The output topic when it is missing: partitions (0: as many as the input
+  // topic), replication, compression; and the Kafka client settings used for
+  // every client (-X, --kafka-config, --kafka-timeout-ms).
+  topic::WriterConfig output;
+  // Metrics endpoint; port -1: none, 0: any free port (logged).
+  std::string metrics_address = "127.0.0.1";
+  int metrics_port = -1;
+  std::chrono::milliseconds log_interval{10000};
+  // Where log lines go (default: standard error).
+  std::function<void(const std::string&)> log;
+};
+
+Status RunService(const ServeOptions& options, const std::atomic<bool>* stop);
+
+}  // namespace tokenfeed::serve
