@@ -1,0 +1,222 @@
+"""tokenfeed serve on a real Kafka broker (marker: kafka).
+
+Raw messages in, token records out, exactly once for read_committed readers:
+with two instances sharing the group and one of them stopped (SIGTERM) and
+started again while messages keep arriving. Malformed messages are counted
+by reason and logged; the metrics endpoint serves Prometheus text.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from cli_helpers import cli, deepseek, records
+from kafka_helpers import LocalKafka, confluent, create_topic
+
+pytestmark = pytest.mark.kafka
+
+
+class Instance:
+    """One `tokenfeed serve` process, its log collected by a thread."""
+
+    def __init__(self, broker, raw, tokens, instance_id, *extra):
+        self.args = [cli(), "serve", "--from", broker.uri(raw), "--to", broker.uri(tokens), "--tokenizer", deepseek(),
+                     "--group", f"g-{raw}", "--instance-id", instance_id, "--metrics-port", "0",
+                     "--log-interval-s", "1", "--commit-interval-ms", "200", "--kafka-timeout-ms", "20000",
+                     *map(str, extra)]
+        self.lines: list[str] = []
+        self.port = None
+        self.p = subprocess.Popen(self.args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        deadline = time.monotonic() + 30
+        while self.port is None and time.monotonic() < deadline and self.p.poll() is None:
+            time.sleep(0.05)
+        assert self.port is not None, "serve did not start:\n" + self.log()
+
+    def _read(self):
+        for line in self.p.stderr:
+            self.lines.append(line.rstrip("\n"))
+            m = re.search(r"metrics on http://127\.0\.0\.1:(\d+)/metrics", line)
+            if m:
+                self.port = int(m.group(1))
+
+    def log(self) -> str:
+        return "\n".join(self.lines)
+
+    def metrics(self) -> dict[str, float]:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=5) as r:
+            assert r.status == 200 and r.headers["Content-Type"].startswith("text/plain")
+            body = r.read().decode()
+        out = {}
+        for line in body.splitlines():
+            if line and not line.startswith("#"):
+                name, value = line.rsplit(" ", 1)
+                out[name] = float(value)
+        return out
+
+    def messages(self) -> float:
+        try:
+            return sum(v for k, v in self.metrics().items() if k.startswith("tokenfeed_serve_messages_total"))
+        except (urllib.error.URLError, ConnectionError, OSError):
+            return 0
+
+    def stop(self, timeout=60) -> int:
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGTERM)
+        rc = self.p.wait(timeout=timeout)
+        self.reader.join(timeout=5)
+        return rc
+
+    def kill(self):
+        if self.p.poll() is None:
+            self.p.kill()
+            self.p.wait(timeout=30)
+
+
+def raw_texts(n, start=0):
+    """Half JSON objects, half plain text, all valid."""
+    out = []
+    for i in range(start, start + n):
+        t = f"message {i}: the quick brown fox 数据 {i * 7919 % 10007} jumps"
+        out.append(json.dumps({"text": t, "id": i}) if i % 2 else t)
+    return out
+
+
+def produce(bootstrap, topic, values, partitions, rate=None):
+    ck = confluent()
+    p = ck.Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "enable.idempotence": True})
+    started = time.monotonic()
+    for i, v in enumerate(values):
+        p.produce(topic, v.encode() if isinstance(v, str) else v, partition=i % partitions)
+        if rate and i % 200 == 199:
+            p.poll(0)
+            ahead = (i + 1) / rate - (time.monotonic() - started)
+            if ahead > 0:
+                time.sleep(ahead)
+    assert p.flush(30) == 0
+
+
+def wait_until(what, predicate, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_exactly_n_records_with_two_instances_and_a_restart(kafka_broker):
+    raw, tokens = LocalKafka.new_topic("raw"), LocalKafka.new_topic("tokens")
+    create_topic(kafka_broker.bootstrap, raw, 4)
+    n = 12000
+    texts = raw_texts(n)
+    a = Instance(kafka_broker, raw, tokens, "a")
+    b = Instance(kafka_broker, raw, tokens, "b")
+    restarted = None
+    try:
+        # Messages keep coming for ~4 s while one instance stops and starts.
+        feeder = threading.Thread(target=produce, args=(kafka_broker.bootstrap, raw, texts, 4, n / 4.0))
+        feeder.start()
+        wait_until("both instances at work", lambda: a.messages() > 0 and b.messages() > 0, 30)
+        assert a.stop() == 0, a.log()
+        assert "stopped:" in a.log()
+        done_by_a = float(re.findall(r"stopped: (\d+) messages", a.log())[-1])
+        assert 0 < done_by_a < n, "the stop did not land midway"
+        restarted = Instance(kafka_broker, raw, tokens, "a")
+        feeder.join(timeout=60)
+        wait_until("every message committed",
+                   lambda: done_by_a + b.messages() + restarted.messages() >= n, 60)
+        time.sleep(1)  # nothing more may come
+        assert done_by_a + b.messages() + restarted.messages() == n
+        assert b.stop() == 0, b.log()
+        assert restarted.stop() == 0, restarted.log()
+    finally:
+        for i in (a, b, restarted):
+            if i is not None:
+                i.kill()
+    got = records(kafka_broker.uri(tokens))  # read_committed
+    assert len(got) == n
+    positions = {(r["source"]["line"], r["source"]["byte_offset"]) for r in got}
+    assert len(positions) == n, "a raw message produced more than one record"
+    assert all(r["source"]["path"] == kafka_broker.uri(raw) for r in got)
+    assert all(r["doc_seq"] == r["source"]["byte_offset"] for r in got)
+    assert all(r["partition"] == r["source"]["line"] for r in got)  # same partition count: p -> p
+    # Each raw partition's messages in offset order, and the tokens right.
+    import tokenfeed
+    tok = tokenfeed.Tokenizer.from_file(deepseek())
+    by_partition = {}
+    for r in got:
+        by_partition.setdefault(r["source"]["line"], []).append(r["source"]["byte_offset"])
+    for p, offs in by_partition.items():
+        assert offs == list(range(len(offs))), f"partition {p}"
+    for r in got[:: max(1, n // 300)]:
+        i = r["source"]["byte_offset"] * 4 + r["source"]["line"]  # produced round-robin
+        raw_text = texts[i]
+        text = json.loads(raw_text)["text"] if raw_text.startswith("{") else raw_text
+        assert r["ids"] == tok.encode(text, split_special_tokens=True)
+
+
+def test_malformed_messages_are_counted_logged_and_skipped_and_metrics_are_served(kafka_broker):
+    raw, tokens = LocalKafka.new_topic("raw"), LocalKafka.new_topic("tokens")
+    create_topic(kafka_broker.bootstrap, raw, 2)
+    values = [
+        json.dumps({"text": "good json"}),
+        '{"text": "unterminated',
+        json.dumps({"body": "no text field"}),
+        json.dumps({"text": 17}),
+        "   ",
+        "good plain text",
+        b"bad \xff utf-8 is repaired, not rejected",
+    ]
+    produce(kafka_broker.bootstrap, raw, values, 2)
+    s = Instance(kafka_broker, raw, tokens, "m", "--partitions", "3")
+    try:
+        wait_until("every message committed", lambda: s.messages() >= len(values), 30)
+        m = s.metrics()
+        assert m["tokenfeed_serve_records_total"] == 3
+        assert m['tokenfeed_serve_rejected_total{reason="bad_json"}'] == 1
+        assert m['tokenfeed_serve_rejected_total{reason="missing_field"}'] == 1
+        assert m['tokenfeed_serve_rejected_total{reason="not_a_string"}'] == 1
+        assert m['tokenfeed_serve_rejected_total{reason="empty"}'] == 1
+        assert m['tokenfeed_serve_transactions_total{outcome="committed"}'] >= 1
+        assert m["tokenfeed_serve_assigned_partitions"] == 2
+        wait_until("lag reported", lambda: s.metrics().get("tokenfeed_serve_consumer_lag_sum") == 0, 10)
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(f"http://127.0.0.1:{s.port}/other", timeout=5)
+        assert e.value.code == 404
+        assert s.stop() == 0
+    finally:
+        s.kill()
+    log = s.log()
+    assert re.search(r"rejected kafka://\S+ partition \d offset \d+: bad_json", log), log
+    assert "missing_field" in log and "not_a_string" in log
+    assert re.search(r"serve: (stopped: )?7 messages \(\d+/s\), 3 records, .* 4 rejected", log), log
+    got = records(kafka_broker.uri(tokens))
+    assert len(got) == 3
+    import tokenfeed
+    tok = tokenfeed.Tokenizer.from_file(deepseek())
+    texts = sorted(tok.decode(r["ids"]) for r in got)
+    assert texts == sorted(["good json", "good plain text", "bad \ufffd utf-8 is repaired, not rejected"])
+    topics = json.loads(subprocess.run([cli(), "topics", kafka_broker.uri(tokens), "--json"], capture_output=True,
+                                       text=True, check=True).stdout)
+    assert len(topics["partitions"]) == 3
+
+
+def test_serve_refuses_a_missing_raw_topic_and_two_clusters(kafka_broker):
+    r = subprocess.run([cli(), "serve", "--from", kafka_broker.uri(LocalKafka.new_topic("none")), "--to",
+                        kafka_broker.uri("out"), "--tokenizer", deepseek(), "--kafka-timeout-ms", "5000"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0 and "the raw topic must exist" in r.stderr
+    r = subprocess.run([cli(), "serve", "--from", kafka_broker.uri("a"), "--to", "kafka://127.0.0.1:1/b",
+                        "--tokenizer", deepseek()], capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0 and "one cluster" in r.stderr
