@@ -220,3 +220,37 @@ def test_serve_refuses_a_missing_raw_topic_and_two_clusters(kafka_broker):
     r = subprocess.run([cli(), "serve", "--from", kafka_broker.uri("a"), "--to", "kafka://127.0.0.1:1/b",
                         "--tokenizer", deepseek()], capture_output=True, text=True, timeout=60)
     assert r.returncode != 0 and "one cluster" in r.stderr
+
+
+def test_a_killed_instance_restarted_with_its_id_loses_and_doubles_nothing(kafka_broker):
+    """SIGKILL mid-transaction: the restart fences the dead producer and aborts its open transaction."""
+    raw, tokens = LocalKafka.new_topic("raw"), LocalKafka.new_topic("tokens")
+    create_topic(kafka_broker.bootstrap, raw, 2)
+    n = 8000
+    # A short session so that the group notices the dead member quickly.
+    fast = ["-X", "session.timeout.ms=6000", "-X", "heartbeat.interval.ms=500"]
+    a = Instance(kafka_broker, raw, tokens, "k", *fast)
+    restarted = None
+    try:
+        feeder = threading.Thread(target=produce, args=(kafka_broker.bootstrap, raw, raw_texts(n), 2, n / 3.0))
+        feeder.start()
+        wait_until("work committed", lambda: a.messages() > n / 6, 30)
+        a.kill()  # SIGKILL, most likely inside a transaction
+        assert feeder.is_alive(), "the input ended before the kill: the test would prove nothing"
+        restarted = Instance(kafka_broker, raw, tokens, "k", *fast)
+        feeder.join(timeout=60)
+        wait_until("every message after the restart", lambda: topic_end_records(kafka_broker, tokens) >= n, 90)
+        assert restarted.stop() == 0, restarted.log()
+    finally:
+        for i in (a, restarted):
+            if i is not None:
+                i.kill()
+    got = records(kafka_broker.uri(tokens))
+    positions = [(r["source"]["line"], r["source"]["byte_offset"]) for r in got]
+    assert len(positions) == len(set(positions)) == n
+
+
+def topic_end_records(broker, topic) -> int:
+    """Records a read_committed reader sees now."""
+    r = subprocess.run([cli(), "inspect", broker.uri(topic), "--json"], capture_output=True, text=True, timeout=60)
+    return len(r.stdout.splitlines()) if r.returncode == 0 else 0
