@@ -1,14 +1,9 @@
-// The streaming preprocessing service (tokenfeed serve): consumes raw text
-// messages from a Kafka topic in a consumer group, cleans and tokenizes each
-// one, and produces one token record per message to another topic, exactly
-// once: output records and the consumed offsets commit in one Kafka
-// transaction (consume-transform-produce), so a crash, a SIGTERM or a
-// rebalance never loses or doubles a record for read_committed readers.
-// Several instances with the same group share the partitions.
-// It does not deduplicate (every message is a document) and writes no
-// rejects topic: malformed messages are counted and logged.
-// RunService blocks until *stop is set (then the open transaction commits)
-// or a fatal error; call it from one thread. Docs: docs/kafka.md, "serve".
+// The streaming preprocessing service (tokenfeed serve): raw text messages
+// from a Kafka topic, in a consumer group, cleaned and tokenized into one
+// token record each in another topic, exactly once: records and consumed
+// offsets commit in one Kafka transaction. No deduplication, no rejects topic
+// (malformed messages are counted and logged). RunService blocks on one
+// thread until *stop is set (the open transaction then commits). docs/kafka.md.
 #pragma once
 
 #include <atomic>
