@@ -44,8 +44,8 @@ struct LoaderOptions {
   // block_records; each epoch visits the blocks of all partitions in a new
   // random order, and shuffles the documents within each window of
   // window_blocks consecutive blocks.
-  uint32_t block_records = 256;
-  uint32_t window_blocks = 16;
+  uint32_t block_records = 1024;
+  uint32_t window_blocks = 8;
   // 0: repeat forever, reshuffled each epoch. N: stop after N passes over
   // every source (the last global step that can be filled is the last one).
   uint32_t epochs = 1;

@@ -131,6 +131,8 @@ class LoaderImpl final : public Loader {
 
   Status Init() {
     topic_config_.kafka_properties = o_.kafka_properties;
+    // The loader jumps from block to block: read about one batch at a time.
+    topic_config_.log_read_buffer_bytes = size_t{1} << 20;
     if (o_.snapshot_json.empty()) {
       TF_ASSIGN_OR_RETURN(snapshot_, ReadSnapshot(o_.sources, topic_config_));
     } else {
@@ -504,14 +506,14 @@ class LoaderImpl final : public Loader {
       const uint32_t from = s.token_offset();
       const uint32_t len = s.length();
       const uint32_t take = std::min(Tn - t, len - from);
+      // HOT PATH: copies and fills that the compiler vectorizes.
       s.CopyTokens(from, take, ids + base + t);
-      for (uint32_t k = 0; k < take; ++k) {
-        positions[base + t + k] = static_cast<T>(k);
-        docs[t + k] = segment;
-      }
+      T* pos = positions + base + t;
+      for (uint32_t k = 0; k < take; ++k) pos[k] = static_cast<T>(k);
+      std::fill(docs + t, docs + t + take, segment);
       // Labels: the next token of the same document (the one after the row
       // when the document goes on), else nothing (see cross_document_labels).
-      for (uint32_t k = 0; k + 1 < take; ++k) labels[base + t + k] = ids[base + t + k + 1];
+      if (take > 1) std::copy(ids + base + t + 1, ids + base + t + take, labels + base + t);
       const bool doc_continues = from + take < len;
       labels[base + t + take - 1] =
           doc_continues ? static_cast<T>(s.TokenAt(from + take)) : static_cast<T>(o_.ignore_index);

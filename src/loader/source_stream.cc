@@ -1,6 +1,8 @@
 #include "loader/source_stream.h"
 
+#include <algorithm>
 #include <cstring>
+#include <tuple>
 
 #include "tokenfeed/record.h"
 
@@ -110,8 +112,17 @@ Status SourceStream::LoadWindow() {
   docs_.clear();
   const uint64_t first = pos_.window * c.window_blocks;
   const uint64_t last = std::min<uint64_t>(first + c.window_blocks, epoch_order_.size());
-  for (uint64_t k = first; k < last; ++k) {
-    const Block& b = blocks_[epoch_order_[k]];
+  // Shuffled, the window's documents are permuted after reading, so its
+  // blocks are read in storage order (fewer, more sequential reads).
+  std::vector<uint32_t> reading(epoch_order_.begin() + static_cast<long>(first),
+                                epoch_order_.begin() + static_cast<long>(last));
+  if (c.shuffle) {
+    std::sort(reading.begin(), reading.end(), [&](uint32_t a, uint32_t b) {
+      return std::tie(blocks_[a].partition, blocks_[a].offset) < std::tie(blocks_[b].partition, blocks_[b].offset);
+    });
+  }
+  for (uint32_t block_index : reading) {
+    const Block& b = blocks_[block_index];
     topic::PartitionCursor& cursor = *cursors_[b.partition];
     TF_RETURN_IF_ERROR(cursor.Seek(Offset(b.offset)));
     uint32_t got = 0;

@@ -6,6 +6,7 @@
 // thread only.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -99,25 +100,34 @@ class SourceStream {
 
 template <typename T>
 void SourceStream::CopyTokens(uint32_t from, uint32_t n, T* out) const {
-  // HOT PATH: widening copy of stored ids (u16 or u32, little-endian).
+  // HOT PATH: widening copy of stored ids (u16 or u32, little-endian), with
+  // the BOS and EOS ends handled outside the loop so it vectorizes.
   const uint32_t bos = config_.bos ? 1 : 0;
   const uint8_t* base = reinterpret_cast<const uint8_t*>(arena_.data()) + cur_->ids_at;
-  for (uint32_t k = 0; k < n; ++k) {
-    const uint32_t i = from + k;
-    if (bos && i == 0) {
-      out[k] = static_cast<T>(*config_.bos);
-    } else if (i - bos >= cur_->count) {
-      out[k] = static_cast<T>(*config_.eos);
-    } else if (cur_->width == 2) {
+  uint32_t i = from, k = 0;
+  if (bos && i == 0 && k < n) {
+    out[k++] = static_cast<T>(*config_.bos);
+    ++i;
+  }
+  const uint32_t stored_end = cur_->count + bos;  // ids occupy [bos, stored_end)
+  const uint32_t run = std::min(n - k, stored_end > i ? stored_end - i : 0u);
+  if (cur_->width == 2) {
+    const uint8_t* src = base + 2 * (i - bos);
+    for (uint32_t j = 0; j < run; ++j) {
       uint16_t v;
-      __builtin_memcpy(&v, base + 2 * (i - bos), 2);
-      out[k] = static_cast<T>(v);
-    } else {
+      __builtin_memcpy(&v, src + 2 * j, 2);
+      out[k + j] = static_cast<T>(v);
+    }
+  } else {
+    const uint8_t* src = base + 4 * (i - bos);
+    for (uint32_t j = 0; j < run; ++j) {
       uint32_t v;
-      __builtin_memcpy(&v, base + 4 * (i - bos), 4);
-      out[k] = static_cast<T>(v);
+      __builtin_memcpy(&v, src + 4 * j, 4);
+      out[k + j] = static_cast<T>(v);
     }
   }
+  k += run;
+  if (k < n) out[k] = static_cast<T>(*config_.eos);  // only EOS can follow the ids
 }
 
 }  // namespace tokenfeed::loader

@@ -32,9 +32,9 @@ Result<TopicSummary> DescribeTopic(std::string_view uri, const TopicConfig&) {
 }
 
 Result<std::unique_ptr<PartitionCursor>> OpenPartitionCursor(std::string_view uri, PartitionId partition,
-                                                             const TopicConfig&) {
+                                                             const TopicConfig& config) {
   TF_ASSIGN_OR_RETURN(TopicKind kind, KindOf(uri));
-  if (kind == TopicKind::kLog) return OpenLogPartitionCursor(uri, partition);
+  if (kind == TopicKind::kLog) return OpenLogPartitionCursor(uri, partition, config);
   return KafkaNotBuilt(uri);
 }
 
