@@ -37,7 +37,7 @@ void BM_Loader(benchmark::State& state, bool shuffle, bool int32) {
       return;
     }
     tokens += (*b)->tokens;
-    benchmark::DoNotOptimize((*b)->input_ids64.data());
+    benchmark::DoNotOptimize((*b)->tokens64.data());
   }
   const double bytes_per_token = int32 ? 4 : 8;
   state.counters["tokens/s"] = benchmark::Counter(static_cast<double>(tokens), benchmark::Counter::kIsRate);

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -73,19 +74,52 @@ struct LoaderOptions {
   std::vector<std::string> kafka_properties;
 };
 
+// A vector whose resize() leaves new elements uninitialised: batch buffers
+// are written in full right after, so zero-filling them would be wasted.
+template <typename T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <typename U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+template <typename T>
+using BatchBuffer = std::vector<T, UninitializedAllocator<T>>;
+
 // One batch, owning its arrays (row-major [batch_size, seq_len] unless said).
+// The three token arrays share one allocation, [3][batch_size][seq_len]:
+// input_ids, labels, position_ids.
 struct Batch {
   uint32_t batch_size = 0, seq_len = 0;
   bool int32 = false;
-  std::vector<int64_t> input_ids64, labels64, position_ids64;  // when !int32
-  std::vector<int32_t> input_ids32, labels32, position_ids32;  // when int32
-  std::vector<int32_t> document_ids;   // index of each token's document within its row
-  std::vector<int32_t> cu_seqlens;     // document boundaries over the flattened batch, starting with 0
-  int32_t max_seqlen = 0;              // the longest document piece in the batch
-  std::vector<int8_t> attention_mask;  // only when pack == false
-  std::vector<uint32_t> source_of_row; // index into LoaderOptions::sources
-  uint64_t step = 0;                   // the global step this batch belongs to
-  uint64_t tokens = 0;                 // non-padding tokens
+  BatchBuffer<int64_t> tokens64;  // when !int32
+  BatchBuffer<int32_t> tokens32;  // when int32
+  BatchBuffer<int32_t> document_ids;  // index of each token's document within its row
+  std::vector<int32_t> cu_seqlens;    // document boundaries over the flattened batch, starting with 0
+  int32_t max_seqlen = 0;             // the longest document piece in the batch
+  BatchBuffer<int8_t> attention_mask;  // only when pack == false
+  std::vector<uint32_t> source_of_row;  // index into LoaderOptions::sources
+  uint64_t step = 0;                    // the global step this batch belongs to
+  uint64_t tokens = 0;                  // non-padding tokens
+
+  size_t cells() const { return size_t{batch_size} * seq_len; }
+  std::span<int64_t> input_ids64() { return {tokens64.data(), cells()}; }
+  std::span<int64_t> labels64() { return {tokens64.data() + cells(), cells()}; }
+  std::span<int64_t> position_ids64() { return {tokens64.data() + 2 * cells(), cells()}; }
+  std::span<int32_t> input_ids32() { return {tokens32.data(), cells()}; }
+  std::span<int32_t> labels32() { return {tokens32.data() + cells(), cells()}; }
+  std::span<int32_t> position_ids32() { return {tokens32.data() + 2 * cells(), cells()}; }
 };
 
 struct LoaderMetrics {

@@ -18,10 +18,11 @@ namespace nb = nanobind;
 namespace tokenfeed::python {
 namespace {
 
-template <typename T>
-nb::object ToTensor(std::vector<T>&& v, std::vector<size_t> shape) {
-  auto* owned = new std::vector<T>(std::move(v));
-  nb::capsule deleter(owned, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
+template <typename Vec>
+nb::object ToTensor(Vec&& v, std::vector<size_t> shape) {
+  using T = typename std::decay_t<Vec>::value_type;
+  auto* owned = new std::decay_t<Vec>(std::move(v));
+  nb::capsule deleter(owned, [](void* p) noexcept { delete static_cast<std::decay_t<Vec>*>(p); });
   return nb::cast(nb::ndarray<nb::pytorch, T>(owned->data(), shape.size(), shape.data(), deleter));
 }
 
@@ -39,14 +40,12 @@ class PyLoader {
     if (!b) return nb::none();
     const size_t B = b->batch_size, T = b->seq_len;
     nb::dict d;
+    // One tensor [3, B, T] for input_ids, labels and position_ids: the
+    // Python layer takes views of it (one hand-over instead of three).
     if (b->int32) {
-      d["input_ids"] = ToTensor(std::move(b->input_ids32), {B, T});
-      d["labels"] = ToTensor(std::move(b->labels32), {B, T});
-      d["position_ids"] = ToTensor(std::move(b->position_ids32), {B, T});
+      d["_token_arrays"] = ToTensor(std::move(b->tokens32), {3, B, T});
     } else {
-      d["input_ids"] = ToTensor(std::move(b->input_ids64), {B, T});
-      d["labels"] = ToTensor(std::move(b->labels64), {B, T});
-      d["position_ids"] = ToTensor(std::move(b->position_ids64), {B, T});
+      d["_token_arrays"] = ToTensor(std::move(b->tokens64), {3, B, T});
     }
     d["document_ids"] = ToTensor(std::move(b->document_ids), {B, T});
     const size_t n = b->cu_seqlens.size();

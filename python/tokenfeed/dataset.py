@@ -130,6 +130,8 @@ class TokenDataset(IterableDataset):
             batch = self._native.next()
             if batch is None:
                 return
+            tokens = batch.pop("_token_arrays")  # [3, B, T], one buffer
+            batch["input_ids"], batch["labels"], batch["position_ids"] = tokens[0], tokens[1], tokens[2]
             if self.pin_memory:
                 batch = {k: (v.pin_memory() if isinstance(v, torch.Tensor) else v) for k, v in batch.items()}
             yield batch

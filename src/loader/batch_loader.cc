@@ -401,9 +401,8 @@ class LoaderImpl final : public Loader {
   }
 
   static uint64_t BatchBytes(const Batch& b) {
-    return (b.input_ids64.size() + b.labels64.size() + b.position_ids64.size()) * 8 +
-           (b.input_ids32.size() + b.labels32.size() + b.position_ids32.size() + b.document_ids.size() +
-            b.cu_seqlens.size()) * 4 + b.attention_mask.size();
+    return b.tokens64.size() * 8 + (b.tokens32.size() + b.document_ids.size() + b.cu_seqlens.size()) * 4 +
+           b.attention_mask.size();
   }
 
   // One global step; this rank's rows in a Batch; nullopt at the end.
@@ -416,13 +415,9 @@ class LoaderImpl final : public Loader {
     batch.step = next_step_;
     const size_t n = size_t{B} * T;
     if (o_.int32_ids) {
-      batch.input_ids32.resize(n);
-      batch.labels32.resize(n);
-      batch.position_ids32.resize(n);
+      batch.tokens32.resize(3 * n);
     } else {
-      batch.input_ids64.resize(n);
-      batch.labels64.resize(n);
-      batch.position_ids64.resize(n);
+      batch.tokens64.resize(3 * n);
     }
     batch.document_ids.resize(n);
     if (!o_.pack) batch.attention_mask.resize(n);
@@ -548,9 +543,10 @@ class LoaderImpl final : public Loader {
 
   Result<bool> FillRow(SourceStream& s, uint32_t row, Batch* b) {
     if (o_.int32_ids) {
-      return FillRowAs<int32_t>(s, row, b, b->input_ids32.data(), b->labels32.data(), b->position_ids32.data());
+      return FillRowAs<int32_t>(s, row, b, b->input_ids32().data(), b->labels32().data(),
+                                b->position_ids32().data());
     }
-    return FillRowAs<int64_t>(s, row, b, b->input_ids64.data(), b->labels64.data(), b->position_ids64.data());
+    return FillRowAs<int64_t>(s, row, b, b->input_ids64().data(), b->labels64().data(), b->position_ids64().data());
   }
 
   LoaderOptions o_;

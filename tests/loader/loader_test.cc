@@ -61,8 +61,9 @@ LoaderOptions Opts(std::vector<LoaderSource> sources, uint32_t T, uint32_t B) {
   return o;
 }
 
-std::vector<int64_t> Row(const Batch& b, uint32_t r) {
-  return std::vector<int64_t>(b.input_ids64.begin() + r * b.seq_len, b.input_ids64.begin() + (r + 1) * b.seq_len);
+std::vector<int64_t> Row(Batch& b, uint32_t r) {
+  auto ids = b.input_ids64();
+  return std::vector<int64_t>(ids.begin() + r * b.seq_len, ids.begin() + (r + 1) * b.seq_len);
 }
 
 // All batches of a loader (at most `limit`), as rows.
@@ -114,18 +115,18 @@ TEST_F(LoaderTest, PackedRowsAreTheDocumentsInOrderWithLabelsAndPositions) {
   EXPECT_LE(cut, 1);
   // Labels: the next token of the same document, else ignore_index;
   // positions restart with each document; cu_seqlens follows document_ids.
-  for (const Batch& b : batches) {
+  for (Batch& b : batches) {
     int32_t boundary_count = 0;
     for (uint32_t r = 0; r < b.batch_size; ++r) {
       for (uint32_t t = 0; t < b.seq_len; ++t) {
         size_t i = size_t{r} * b.seq_len + t;
-        int64_t id = b.input_ids64[i];
+        int64_t id = b.input_ids64()[i];
         uint32_t doc = static_cast<uint32_t>(id / kStride), pos = static_cast<uint32_t>(id % kStride);
         int64_t want = pos + 1 < DocLen(doc) ? id + 1 : o.ignore_index;
-        ASSERT_EQ(b.labels64[i], want) << "row " << r << " t " << t;
+        ASSERT_EQ(b.labels64()[i], want) << "row " << r << " t " << t;
         bool starts = t == 0 || b.document_ids[i] != b.document_ids[i - 1];
         if (starts) ++boundary_count;
-        ASSERT_EQ(b.position_ids64[i], starts ? 0 : b.position_ids64[i - 1] + 1);
+        ASSERT_EQ(b.position_ids64()[i], starts ? 0 : b.position_ids64()[i - 1] + 1);
       }
     }
     ASSERT_EQ(b.cu_seqlens.size(), static_cast<size_t>(boundary_count) + 1);
@@ -260,7 +261,7 @@ TEST_F(LoaderTest, MixingFollowsTheWeights) {
     ASSERT_TRUE(batch.ok() && *batch);
     for (uint32_t r = 0; r < 10; ++r) {
       const uint32_t src = (*batch)->source_of_row[r];
-      const bool is_b = (*batch)->input_ids64[r * 16] / kStride >= 100000;
+      const bool is_b = (*batch)->input_ids64()[r * 16] / kStride >= 100000;
       EXPECT_EQ(src, is_b ? 1u : 0u);
       (is_b ? from_b : from_a) += 1;
     }
@@ -280,16 +281,16 @@ TEST_F(LoaderTest, UnpackedRowsArePaddedAndMasked) {
   auto l = Make(o);
   auto batch = l->Next();
   ASSERT_TRUE(batch.ok() && *batch);
-  const Batch& b = **batch;
+  Batch& b = **batch;
   for (uint32_t r = 0; r < 5; ++r) {
-    const int64_t* ids = b.input_ids64.data() + r * 20;
+    const int64_t* ids = b.input_ids64().data() + r * 20;
     EXPECT_EQ(ids[0], 1);  // BOS
     const uint32_t doc = static_cast<uint32_t>(ids[1] / kStride);
     const uint32_t len = std::min<uint32_t>(DocLen(doc) + 1, 20);
     for (uint32_t t = 0; t < 20; ++t) {
       EXPECT_EQ(b.attention_mask[r * 20 + t], t < len ? 1 : 0);
       if (t >= len) EXPECT_EQ(ids[t], 7);
-      if (t + 1 >= len) EXPECT_EQ(b.labels64[r * 20 + t], -100);
+      if (t + 1 >= len) EXPECT_EQ(b.labels64()[r * 20 + t], -100);
     }
   }
 }
