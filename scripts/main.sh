@@ -1,33 +1,44 @@
 #!/usr/bin/env bash
-# The main job on a fresh machine: set-up, build, then tokenize a real
-# multilingual corpus with the DeepSeek-V3 tokenizer and print the throughput.
+# The main job on a fresh machine: set-up, build, ingest a real multilingual
+# corpus into the embedded log (DeepSeek-V3 tokenizer), then train a small
+# GPT-style model on the CPU for about a minute, fed by tokenfeed's loader.
+#   bash scripts/main.sh            # embedded log (the default)
+#   bash scripts/main.sh --kafka    # the same through a local Apache Kafka broker
 # Corpus: $TOKENFEED_CORPUS_DIR, else ../shared/corpus, else multilingual text
-# generated from the Faker package's locale data.
+# generated from the Faker package's locale data. TOKENFEED_TRAIN_SECONDS
+# sets the training time (default 60).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
+use_kafka=0
+[ "${1:-}" = "--kafka" ] && use_kafka=1
 
 bash scripts/setup.sh
 bash scripts/build.sh release >/dev/null
+.venv/bin/python -m pip install --quiet --disable-pip-version-check --no-build-isolation .
 
 corpus="${TOKENFEED_CORPUS_DIR:-$root/../shared/corpus}"
-inputs=()
-if ls "$corpus"/*.jsonl >/dev/null 2>&1; then
-  inputs=("$corpus"/*.jsonl)
-else
-  mkdir -p .cache/demo
-  .venv/bin/python scripts/make_sample_corpus.py .cache/demo/sample.jsonl
-  inputs=(.cache/demo/sample.jsonl)
+mkdir -p .cache/demo
+if ! ls "$corpus"/*.jsonl >/dev/null 2>&1; then
+  corpus=.cache/demo/sample
+  mkdir -p "$corpus"
+  [ -f "$corpus/sample.jsonl" ] || .venv/bin/python scripts/make_sample_corpus.py "$corpus/sample.jsonl"
 fi
 tokenizer=.cache/tokenizers/deepseek_v3/tokenizer.json
-bytes=$(cat "${inputs[@]}" | wc -c)
-for threads in 1 0; do
-  start=$(date +%s.%N)
-  build/release/src/cli/tokenfeed tokenize --tokenizer "$tokenizer" --threads "$threads" "${inputs[@]}" >.cache/demo-ids.jsonl
-  end=$(date +%s.%N)
-  lines=$(wc -l <.cache/demo-ids.jsonl)
-  label=$([ "$threads" = 1 ] && echo "1 thread" || echo "all cores")
-  awk -v b="$bytes" -v s="$start" -v e="$end" -v l="$lines" -v t="$label" \
-    'BEGIN { printf "tokenize (%s): %d documents, %.1f MB of JSONL in %.2f s = %.1f MB/s (load and JSON parsing included)\n", t, l, b/1e6, e-s, b/1e6/(e-s) }'
-done
-echo "ids of the first document: $(head -c 200 .cache/demo-ids.jsonl)..."
+tokenfeed=build/release/src/cli/tokenfeed
+
+if [ "$use_kafka" = 1 ]; then
+  bootstrap=$(scripts/kafka-local --dir .cache/demo/kafka start | tail -n 1 | sed 's/^bootstrap=//')
+  trap 'scripts/kafka-local --dir .cache/demo/kafka stop >/dev/null 2>&1 || true' EXIT
+  uri="kafka://$bootstrap/demo-tokens"
+else
+  uri="log:.cache/demo/topics/corpus"
+fi
+
+echo "== ingest $corpus -> $uri (running it again resumes or finds nothing to do)"
+"$tokenfeed" ingest --tokenizer "$tokenizer" --input "$corpus"/*.jsonl --to "$uri" --partitions 4 --add-eos
+"$tokenfeed" topics "$uri"
+
+echo "== train a small GPT on the CPU for ${TOKENFEED_TRAIN_SECONDS:-60} s"
+.venv/bin/python scripts/train_demo.py --uri "$uri" --seconds "${TOKENFEED_TRAIN_SECONDS:-60}" \
+  --checkpoint-dir .cache/demo/checkpoint

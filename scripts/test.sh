@@ -13,6 +13,7 @@ bash scripts/build.sh release
 export TOKENFEED_REQUIRE_REFERENCE=1
 export TOKENFEED_TOKENIZERS_DIR="$root/.cache/tokenizers"
 export TOKENFEED_PYTHON="$root/.venv/bin/python"
+export TOKENFEED_CLI="$root/build/release/src/cli/tokenfeed"
 
 ctest --preset release -j 2 --timeout 900
 

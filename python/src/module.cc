@@ -8,10 +8,12 @@ namespace nb = nanobind;
 
 namespace tokenfeed::python {
 void RegisterTokenizer(nb::module_& m);
+void RegisterLoader(nb::module_& m);
 }
 
 NB_MODULE(_ext, m) {
   m.doc() = "tokenfeed native core (private; use the tokenfeed package)";
   tokenfeed::python::RegisterExceptions(m);
   tokenfeed::python::RegisterTokenizer(m);
+  tokenfeed::python::RegisterLoader(m);
 }

@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "cli/command.h"
-#include "cli/json_writer.h"
+#include "base/json_writer.h"
 #include "cli/topic_options.h"
 #include "tokenfeed/record.h"
 #include "tokenfeed/tokenizer.h"

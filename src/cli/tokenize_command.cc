@@ -13,9 +13,9 @@
 #include <thread>
 #include <vector>
 
-#include <simdjson.h>
-
+#include "base/utf8.h"
 #include "cli/command.h"
+#include "text/json_text_field.h"
 #include "tokenfeed/tokenizer.h"
 
 namespace tokenfeed::cli {
@@ -86,26 +86,27 @@ class LineBlockReader {
   bool eof_ = false;
 };
 
-// The string at a dotted field path of one JSON line.
-Result<std::string> ExtractField(simdjson::dom::parser& parser, std::string_view line, std::string_view field) {
-  simdjson::dom::element doc;
-  if (auto err = parser.parse(line.data(), line.size()).get(doc)) {
-    return Status::InvalidArgument(std::string("not valid JSON: ") + simdjson::error_message(err));
+// The text of one JSONL line, after the UTF-8 policy (applied to the whole
+// line, so that a bad byte inside a string is repaired or named rather than
+// failing the JSON parse). `buffer` holds the line with the parser's padding.
+Result<std::string> ExtractText(text::JsonTextField& field, std::string_view line, Utf8Policy policy,
+                                std::string* buffer) {
+  buffer->clear();
+  const size_t bad = FindInvalidUtf8(line);
+  if (bad != std::string_view::npos) {
+    if (policy == Utf8Policy::kReject) {
+      return Status::InvalidArgument("invalid UTF-8 at byte offset " + std::to_string(bad) +
+                                     " of the line (use --utf8 replace to turn it into U+FFFD)");
+    }
+    AppendRepairedUtf8(line, buffer);
+  } else {
+    buffer->append(line);
   }
-  simdjson::dom::element cur = doc;
-  size_t pos = 0;
-  while (true) {
-    size_t dot = field.find('.', pos);
-    std::string_view key = field.substr(pos, dot == std::string_view::npos ? std::string_view::npos : dot - pos);
-    simdjson::dom::object obj;
-    if (cur.get(obj)) return Status::InvalidArgument("not a JSON object where field '" + std::string(field) + "' is looked up");
-    if (obj[key].get(cur)) return Status::InvalidArgument("field '" + std::string(field) + "' is missing");
-    if (dot == std::string_view::npos) break;
-    pos = dot + 1;
-  }
-  std::string_view s;
-  if (cur.get(s)) return Status::InvalidArgument("field '" + std::string(field) + "' is not a string");
-  return std::string(s);
+  const size_t size = buffer->size();
+  buffer->append(64, '\0');  // simdjson reads up to 64 bytes past the end
+  text::JsonTextField::Outcome out = field.Extract(std::string_view(buffer->data(), size));
+  if (!out.ok) return Status::InvalidArgument(out.message);
+  return std::string(out.text);
 }
 
 void AppendIds(const std::vector<TokenId>& ids, std::string* out) {
@@ -135,8 +136,9 @@ Status RunTokenize(const TokenizeOptions& opts) {
   std::vector<std::string_view> lines;
   std::vector<std::vector<TokenId>> ids;
   std::vector<Status> errors;
-  std::vector<std::unique_ptr<simdjson::dom::parser>> parsers;
-  for (unsigned t = 0; t < threads; ++t) parsers.push_back(std::make_unique<simdjson::dom::parser>());
+  std::vector<std::unique_ptr<text::JsonTextField>> fields;
+  std::vector<std::string> buffers(threads);
+  for (unsigned t = 0; t < threads; ++t) fields.push_back(std::make_unique<text::JsonTextField>(opts.field));
 
   for (const std::string& input : inputs) {
     std::FILE* f = input == "-" ? stdin : std::fopen(input.c_str(), "rb");
@@ -156,14 +158,14 @@ Status RunTokenize(const TokenizeOptions& opts) {
       errors.assign(lines.size(), Status());
       std::atomic<size_t> next{0};
       auto work = [&](unsigned t) {
-        simdjson::dom::parser& parser = *parsers[t];
+        text::JsonTextField& field = *fields[t];
         while (true) {
           size_t i = next.fetch_add(1);
           if (i >= lines.size()) return;
           std::string_view line = lines[i];
           if (first_line + i == 1 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);
           if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-          auto text = ExtractField(parser, line, opts.field);
+          auto text = ExtractText(field, line, eopts.utf8, &buffers[t]);
           if (!text.ok()) {
             errors[i] = text.status();
             continue;

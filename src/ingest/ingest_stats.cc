@@ -1,71 +1,37 @@
 #include <cstdio>
 #include <string>
 
+#include "base/json_writer.h"
 #include "ingest/ingest.h"
 #include "text/drop_reason.h"
 
 namespace tokenfeed::ingest {
-namespace {
-
-void AppendJsonString(std::string_view s, std::string* out) {
-  out->push_back('"');
-  for (char c : s) {
-    unsigned char u = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out->push_back('\\');
-      out->push_back(c);
-    } else if (u < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\u%04x", u);
-      out->append(buf);
-    } else {
-      out->push_back(c);
-    }
-  }
-  out->push_back('"');
-}
-
-}  // namespace
 
 std::string IngestStats::ToJson() const {
-  std::string j = "{";
-  auto num = [&](const char* k, double v, bool integer = true) {
-    char buf[64];
-    if (integer) {
-      std::snprintf(buf, sizeof(buf), "\"%s\":%llu,", k, static_cast<unsigned long long>(v));
-    } else {
-      std::snprintf(buf, sizeof(buf), "\"%s\":%.3f,", k, v);
-    }
-    j += buf;
-  };
-  num("documents_read", static_cast<double>(documents_read));
-  num("documents_written", static_cast<double>(documents_written));
-  num("documents_skipped_already_in_topic", static_cast<double>(documents_skipped));
-  num("documents_dropped", static_cast<double>(cleaning.total_dropped()));
-  j += "\"dropped_by_reason\":{";
-  bool first = true;
+  std::string out;
+  JsonWriter j(&out);
+  j.BeginObject();
+  j.Key("documents_read").Uint(documents_read);
+  j.Key("documents_written").Uint(documents_written);
+  j.Key("documents_skipped_already_in_topic").Uint(documents_skipped);
+  j.Key("documents_dropped").Uint(cleaning.total_dropped());
+  j.Key("dropped_by_reason").BeginObject();
   for (size_t r = 0; r < text::kDropReasonCount; ++r) {
-    if (!first) j += ",";
-    first = false;
-    AppendJsonString(text::DropReasonName(static_cast<text::DropReason>(r)), &j);
-    j += ":" + std::to_string(cleaning.dropped[r]);
+    j.Key(text::DropReasonName(static_cast<text::DropReason>(r))).Uint(cleaning.dropped[r]);
   }
-  j += "},";
-  num("tokens_written", static_cast<double>(tokens_written));
-  num("text_bytes", static_cast<double>(text_bytes));
-  num("record_bytes", static_cast<double>(record_bytes));
-  num("files", static_cast<double>(files));
-  j += "\"incomplete_files\":[";
-  for (size_t i = 0; i < incomplete_files.size(); ++i) {
-    if (i) j += ",";
-    AppendJsonString(incomplete_files[i], &j);
-  }
-  j += "],";
-  j += std::string("\"resumed\":") + (resumed ? "true" : "false") + ",";
-  num("resumed_from_sequence", static_cast<double>(resumed_from_sequence));
-  num("seconds", seconds, false);
-  j.back() = '}';
-  return j;
+  j.EndObject();
+  j.Key("tokens_written").Uint(tokens_written);
+  j.Key("text_bytes").Uint(text_bytes);
+  j.Key("record_bytes").Uint(record_bytes);
+  j.Key("files").Uint(files);
+  j.Key("incomplete_files").BeginArray();
+  for (const auto& f : incomplete_files) j.String(f);
+  j.EndArray();
+  j.Key("resumed").Bool(resumed);
+  j.Key("resumed_from_sequence").Uint(resumed_from_sequence);
+  j.Key("seconds").Double(seconds);
+  j.EndObject();
+  return out;
 }
 
 std::string IngestStats::Summary() const {

@@ -146,13 +146,16 @@ Result<TopicSummary> DescribeLogTopic(std::string_view uri) {
   return s;
 }
 
-Result<std::unique_ptr<PartitionCursor>> OpenLogPartitionCursor(std::string_view uri, PartitionId partition) {
+Result<std::unique_ptr<PartitionCursor>> OpenLogPartitionCursor(std::string_view uri, PartitionId partition,
+                                                                const TopicConfig& config) {
   TF_ASSIGN_OR_RETURN(auto topic, log::Topic::Open(uri));
   if (partition.value() >= topic->partition_count()) {
     return Status::OutOfRange(topic->uri() + " has " + std::to_string(topic->partition_count()) +
                               " partitions; there is no partition " + ToString(partition));
   }
-  TF_ASSIGN_OR_RETURN(auto reader, topic->OpenReader(partition));
+  log::ReaderOptions ro;
+  ro.buffer_bytes = config.log_read_buffer_bytes;
+  TF_ASSIGN_OR_RETURN(auto reader, topic->OpenReader(partition, ro));
   return std::unique_ptr<PartitionCursor>(std::make_unique<LogPartitionCursor>(std::move(topic), std::move(reader)));
 }
 

@@ -9,6 +9,7 @@ namespace tokenfeed::topic {
 Result<std::unique_ptr<TopicWriter>> OpenLogTopicWriter(std::string_view uri, const WriterConfig& config,
                                                         std::vector<PartitionId> partitions);
 Result<TopicSummary> DescribeLogTopic(std::string_view uri);
-Result<std::unique_ptr<PartitionCursor>> OpenLogPartitionCursor(std::string_view uri, PartitionId partition);
+Result<std::unique_ptr<PartitionCursor>> OpenLogPartitionCursor(std::string_view uri, PartitionId partition,
+                                                                const TopicConfig& config);
 
 }  // namespace tokenfeed::topic

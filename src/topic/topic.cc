@@ -49,11 +49,10 @@ Result<TopicSummary> DescribeTopic(std::string_view uri, const TopicConfig& conf
 Result<std::unique_ptr<PartitionCursor>> OpenPartitionCursor(std::string_view uri, PartitionId partition,
                                                              const TopicConfig& config) {
   TF_ASSIGN_OR_RETURN(TopicKind kind, KindOf(uri));
-  if (kind == TopicKind::kLog) return OpenLogPartitionCursor(uri, partition);
+  if (kind == TopicKind::kLog) return OpenLogPartitionCursor(uri, partition, config);
 #if TOKENFEED_HAS_KAFKA
   return OpenKafkaPartitionCursor(uri, partition, config);
 #else
-  (void)config;
   return KafkaNotBuilt(uri);
 #endif
 }

@@ -39,6 +39,10 @@ struct TopicConfig {
   std::vector<std::string> kafka_properties;
   // How long a Kafka operation may wait for the cluster before failing.
   std::chrono::milliseconds kafka_timeout{30000};
+  // Embedded log readers: how much of the last (active) segment one read
+  // takes. Readers that jump between offsets (the loader) want about one
+  // batch; sequential readers gain from more.
+  size_t log_read_buffer_bytes = size_t{8} << 20;
 };
 
 struct WriterConfig : TopicConfig {

@@ -1,6 +1,6 @@
 // JsonWriter: appends compact JSON to a string, escaping as RFC 8259 asks
 // (UTF-8 passes through; control characters become \u00XX). For the CLI's
-// machine-readable output. Not validating: callers pair Begin/End and keys.
+// machine-readable output (the CLI, the ingest statistics). Not validating: callers pair Begin/End and keys.
 #pragma once
 
 #include <charconv>
@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace tokenfeed::cli {
+namespace tokenfeed {
 
 class JsonWriter {
  public:
@@ -27,6 +27,18 @@ class JsonWriter {
     return *this;
   }
   JsonWriter& String(std::string_view s) { Sep(); Quote(s); return *this; }
+  JsonWriter& Bool(bool v) {
+    Sep();
+    out_->append(v ? "true" : "false");
+    return *this;
+  }
+  JsonWriter& Double(double v, const char* format = "%.3f") {
+    Sep();
+    char buf[48];
+    std::snprintf(buf, sizeof(buf), format, v);
+    out_->append(buf);
+    return *this;
+  }
   JsonWriter& Uint(uint64_t v) {
     Sep();
     char buf[24];
@@ -66,4 +78,4 @@ class JsonWriter {
   bool first_ = true;
 };
 
-}  // namespace tokenfeed::cli
+}  // namespace tokenfeed

@@ -1,0 +1,163 @@
+// tokenfeed::Loader: packed [batch_size, seq_len] training batches from one or
+// more topics (log: or kafka://), prefetched by a background thread.
+//
+// The data order is a pure function of the sources, the seed and the
+// options below -- never of the world size: documents are cut into one global
+// stream of seq_len-token samples (shuffled by blocks of records and within
+// windows of blocks, mixed across sources by weight), and global step k is
+// samples [k*B*W, (k+1)*B*W), of which rank r takes the B starting at
+// k*B*W + r*B. Every rank computes the whole stream (it reads every record's
+// header, but copies only its own samples' tokens), so ranks always agree on
+// where the data ends and stop at the same step without talking to each
+// other, and a checkpoint taken at step k resumes exactly -- with the same or
+// a different world size or batch size.
+//
+// Thread-safety: Next, State and Metrics are called from one thread (the
+// training loop); the prefetch thread is internal. Destroying a Loader stops
+// its thread.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tokenfeed/status.h"
+
+namespace tokenfeed {
+
+struct LoaderSource {
+  std::string uri;      // log:DIR/TOPIC or kafka://HOST:PORT/TOPIC
+  double weight = 1.0;  // share of samples (hence tokens) drawn from this source
+};
+
+struct LoaderOptions {
+  std::vector<LoaderSource> sources;
+  uint32_t seq_len = 2048;
+  uint32_t batch_size = 8;
+  uint32_t rank = 0;
+  uint32_t world_size = 1;
+  uint64_t seed = 0;
+  bool shuffle = true;
+  // Shuffling: the records of each partition are cut into blocks of
+  // block_records; each epoch visits the blocks of all partitions in a new
+  // random order, and shuffles the documents within each window of
+  // window_blocks consecutive blocks.
+  uint32_t block_records = 1024;
+  uint32_t window_blocks = 8;
+  // 0: repeat forever, reshuffled each epoch. N: stop after N passes over
+  // every source (the last global step that can be filled is the last one).
+  uint32_t epochs = 1;
+  // true: documents are packed end to end. false: one document per row,
+  // truncated to seq_len or padded with pad_id (attention_mask marks it).
+  bool pack = true;
+  std::optional<uint32_t> bos_id;  // put before each document (when the records lack it)
+  std::optional<uint32_t> eos_id;  // put after each document
+  uint32_t pad_id = 0;
+  int64_t ignore_index = -100;     // the label where there is nothing to predict
+  // true: a document's last token is trained to predict the next document's
+  // first token (plain causal LM over the packed row); false: it gets
+  // ignore_index (document-separated attention).
+  bool cross_document_labels = false;
+  bool int32_ids = false;          // input_ids/labels/position_ids as int32 instead of int64
+  // The prefetch thread keeps ready batches and buffered records within this
+  // many bytes (at least two batches and one window are always allowed).
+  uint64_t memory_budget_bytes = uint64_t{256} << 20;
+  uint32_t prefetch_batches = 4;
+  // The topics' partitions and offsets the stream is built on, as State()
+  // prints them ("snapshot"); empty: read from the topics now. Ranks of one
+  // job must agree, so the Python layer passes rank 0's to everyone.
+  std::string snapshot_json;
+  // Kafka client properties (key=value), when a source is kafka://.
+  std::vector<std::string> kafka_properties;
+};
+
+// A vector whose resize() leaves new elements uninitialised: batch buffers
+// are written in full right after, so zero-filling them would be wasted.
+template <typename T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  UninitializedAllocator() = default;
+  template <typename U>
+  UninitializedAllocator(const UninitializedAllocator<U>&) noexcept {}
+  template <typename U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+template <typename T>
+using BatchBuffer = std::vector<T, UninitializedAllocator<T>>;
+
+// One batch, owning its arrays (row-major [batch_size, seq_len] unless said).
+// The three token arrays share one allocation, [3][batch_size][seq_len]:
+// input_ids, labels, position_ids.
+struct Batch {
+  uint32_t batch_size = 0, seq_len = 0;
+  bool int32 = false;
+  BatchBuffer<int64_t> tokens64;  // when !int32
+  BatchBuffer<int32_t> tokens32;  // when int32
+  BatchBuffer<int32_t> document_ids;  // index of each token's document within its row
+  std::vector<int32_t> cu_seqlens;    // document boundaries over the flattened batch, starting with 0
+  int32_t max_seqlen = 0;             // the longest document piece in the batch
+  BatchBuffer<int8_t> attention_mask;  // only when pack == false
+  std::vector<uint32_t> source_of_row;  // index into LoaderOptions::sources
+  uint64_t step = 0;                    // the global step this batch belongs to
+  uint64_t tokens = 0;                  // non-padding tokens
+
+  size_t cells() const { return size_t{batch_size} * seq_len; }
+  std::span<int64_t> input_ids64() { return {tokens64.data(), cells()}; }
+  std::span<int64_t> labels64() { return {tokens64.data() + cells(), cells()}; }
+  std::span<int64_t> position_ids64() { return {tokens64.data() + 2 * cells(), cells()}; }
+  std::span<int32_t> input_ids32() { return {tokens32.data(), cells()}; }
+  std::span<int32_t> labels32() { return {tokens32.data() + cells(), cells()}; }
+  std::span<int32_t> position_ids32() { return {tokens32.data() + 2 * cells(), cells()}; }
+};
+
+struct LoaderMetrics {
+  uint64_t batches = 0;
+  double wait_seconds_total = 0;   // time Next() blocked for the prefetch thread
+  double last_wait_seconds = 0;
+  double tokens_per_second = 0;    // of batches delivered, since the first one
+  uint32_t ready_batches = 0;      // prefetched and waiting
+  uint32_t ready_capacity = 0;
+  uint64_t buffered_bytes = 0;     // records and batches held by the prefetcher
+  std::vector<std::string> partition_lag;  // "URI#P: N records behind the end" per partition
+};
+
+class Loader {
+ public:
+  // InvalidArgument for bad options (naming the option and the limit);
+  // errors from opening the topics, naming the URI.
+  static Result<std::unique_ptr<Loader>> Create(const LoaderOptions& options);
+  virtual ~Loader() = default;
+
+  // The next batch of this rank; nullopt at the end of the data (the same
+  // step on every rank). Errors (a corrupt record, a deleted topic) name the
+  // URI, partition and offset.
+  virtual Result<std::optional<Batch>> Next() = 0;
+  // The position after the last batch Next() returned, as JSON (a few KB):
+  // what a checkpoint saves. It does not depend on rank or world size.
+  virtual std::string State() const = 0;
+  // Restarts the stream at a State(). InvalidArgument when it comes from
+  // other sources or settings (seq_len, seed, ...), or the topics no longer
+  // hold what it refers to (partitions added or removed, data deleted).
+  virtual Status LoadState(const std::string& state_json) = 0;
+  virtual LoaderMetrics Metrics() const = 0;
+  // The snapshot this loader uses (to hand rank 0's to the other ranks).
+  virtual std::string Snapshot() const = 0;
+};
+
+// The current partitions and offsets of these sources, as a snapshot.
+Result<std::string> TakeSnapshot(const std::vector<LoaderSource>& sources,
+                                 const std::vector<std::string>& kafka_properties = {});
+
+}  // namespace tokenfeed

@@ -1,0 +1,617 @@
+// The Loader (include/tokenfeed/loader.h): the global sample stream, this
+// rank's share of it, the prefetch thread, and the state.
+//
+// Producing global step k: for each of its B*W samples, the mixer picks a
+// source; the sample takes the next seq_len tokens of that source's stream.
+// Rows of this rank are copied into the batch; the others are only counted
+// past (Skip), which walks document lengths without touching tokens.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include <simdjson.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "loader/source_stream.h"
+#include "tokenfeed/loader.h"
+
+namespace tokenfeed {
+namespace {
+
+using loader::PartitionRange;
+using loader::SourcePosition;
+using loader::SourceStream;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kStateVersion = 1;
+
+// Deterministic weighted choice: the source whose share is furthest behind
+// its weight (smooth weighted round robin). After n samples every source has
+// within one sample of weight * n.
+struct Mixer {
+  std::vector<double> weights;  // normalised
+  std::vector<uint64_t> counts;
+  uint64_t total = 0;
+
+  size_t Next() {
+    size_t best = 0;
+    double best_gap = -1e300;
+    for (size_t s = 0; s < weights.size(); ++s) {
+      if (weights[s] <= 0) continue;
+      double gap = weights[s] * static_cast<double>(total + 1) - static_cast<double>(counts[s]);
+      if (gap > best_gap + 1e-12) {
+        best_gap = gap;
+        best = s;
+      }
+    }
+    ++counts[best];
+    ++total;
+    return best;
+  }
+};
+
+struct Snapshot {
+  std::vector<std::vector<PartitionRange>> sources;
+};
+
+std::string SnapshotJson(const std::vector<LoaderSource>& sources, const Snapshot& snap) {
+  std::string j = "[";
+  for (size_t s = 0; s < snap.sources.size(); ++s) {
+    if (s) j += ",";
+    j += "{\"uri\":\"";
+    for (char c : sources[s].uri) {
+      if (c == '"' || c == '\\') j += '\\';
+      j += c;
+    }
+    j += "\",\"partitions\":[";
+    for (size_t p = 0; p < snap.sources[s].size(); ++p) {
+      if (p) j += ",";
+      j += "[" + std::to_string(snap.sources[s][p].start) + "," + std::to_string(snap.sources[s][p].end) + "]";
+    }
+    j += "]}";
+  }
+  return j + "]";
+}
+
+Result<Snapshot> ParseSnapshot(simdjson::dom::element e, const std::vector<LoaderSource>& sources) {
+  simdjson::dom::array arr;
+  if (e.get(arr) || arr.size() != sources.size()) {
+    return Status::InvalidArgument("the snapshot does not list the loader's " + std::to_string(sources.size()) +
+                                   " sources");
+  }
+  Snapshot snap;
+  size_t s = 0;
+  for (simdjson::dom::element src : arr) {
+    std::string_view uri;
+    simdjson::dom::array parts;
+    if (src["uri"].get(uri) || src["partitions"].get(parts)) {
+      return Status::InvalidArgument("malformed snapshot entry " + std::to_string(s));
+    }
+    if (uri != sources[s].uri) {
+      return Status::InvalidArgument("the snapshot is of source '" + std::string(uri) + "', not '" +
+                                     sources[s].uri + "'");
+    }
+    std::vector<PartitionRange> ranges;
+    for (simdjson::dom::element p : parts) {
+      simdjson::dom::array pair;
+      uint64_t a, b;
+      if (p.get(pair) || pair.size() != 2 || pair.at(0).get(a) || pair.at(1).get(b) || b < a) {
+        return Status::InvalidArgument("malformed partition range in the snapshot of " + std::string(uri));
+      }
+      ranges.push_back({a, b});
+    }
+    snap.sources.push_back(std::move(ranges));
+    ++s;
+  }
+  return snap;
+}
+
+Result<Snapshot> ReadSnapshot(const std::vector<LoaderSource>& sources, const topic::TopicConfig& config) {
+  Snapshot snap;
+  for (const LoaderSource& src : sources) {
+    TF_ASSIGN_OR_RETURN(topic::TopicSummary s, topic::DescribeTopic(src.uri, config));
+    std::vector<PartitionRange> ranges;
+    for (const auto& p : s.partitions) ranges.push_back({p.start_offset.value(), p.end_offset.value()});
+    snap.sources.push_back(std::move(ranges));
+  }
+  return snap;
+}
+
+class LoaderImpl final : public Loader {
+ public:
+  explicit LoaderImpl(LoaderOptions o) : o_(std::move(o)) {}
+  ~LoaderImpl() override { StopThread(); }
+
+  Status Init() {
+    topic_config_.kafka_properties = o_.kafka_properties;
+    // The loader jumps from block to block: read about one batch at a time.
+    topic_config_.log_read_buffer_bytes = size_t{1} << 20;
+    if (o_.snapshot_json.empty()) {
+      TF_ASSIGN_OR_RETURN(snapshot_, ReadSnapshot(o_.sources, topic_config_));
+    } else {
+      simdjson::dom::parser parser;
+      simdjson::dom::element e;
+      if (parser.parse(o_.snapshot_json).get(e)) return Status::InvalidArgument("the snapshot is not valid JSON");
+      TF_ASSIGN_OR_RETURN(snapshot_, ParseSnapshot(e, o_.sources));
+    }
+    double total_weight = 0;
+    for (const auto& s : o_.sources) total_weight += s.weight;
+    for (uint32_t s = 0; s < o_.sources.size(); ++s) {
+      TF_ASSIGN_OR_RETURN(auto stream, SourceStream::Open(BaseConfig(s)));
+      streams_.push_back(std::move(stream));
+      mixer_.weights.push_back(o_.sources[s].weight / total_weight);
+    }
+    mixer_.counts.assign(o_.sources.size(), 0);
+    fingerprint_ = Fingerprint();
+    state_ = StateJson(0);
+    StartThread();
+    return Status::OK();
+  }
+
+  Result<std::optional<Batch>> Next() override {
+    // After the end or an error, every later call answers the same.
+    if (terminal_) {
+      if (!terminal_->ok()) return *terminal_;
+      return std::optional<Batch>();
+    }
+    const auto t0 = Clock::now();
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return !ready_.empty(); });
+    Item item = std::move(ready_.front());
+    ready_.pop_front();
+    ready_bytes_ -= item.bytes;
+    cv_.notify_all();
+    lock.unlock();
+    const double waited = std::chrono::duration<double>(Clock::now() - t0).count();
+    metrics_.last_wait_seconds = waited;
+    metrics_.wait_seconds_total += waited;
+    if (!item.status.ok()) {
+      terminal_ = item.status;
+      return item.status;
+    }
+    if (!item.batch) {
+      terminal_ = Status::OK();
+      return std::optional<Batch>();
+    }
+    state_ = std::move(item.state);
+    if (metrics_.batches == 0) first_batch_time_ = Clock::now();
+    ++metrics_.batches;
+    delivered_tokens_ += item.batch->tokens;
+    return std::move(item.batch);
+  }
+
+  std::string State() const override { return state_; }
+  std::string Snapshot() const override { return SnapshotJson(o_.sources, snapshot_); }
+
+  Status LoadState(const std::string& json) override {
+    simdjson::dom::parser parser;
+    simdjson::dom::element root;
+    if (parser.parse(json).get(root)) return Status::InvalidArgument("the loader state is not valid JSON");
+    int64_t version;
+    std::string_view fingerprint;
+    uint64_t samples;
+    simdjson::dom::element snap_el;
+    simdjson::dom::array mixer, sources;
+    if (root["version"].get(version) || root["fingerprint"].get(fingerprint) || root["samples"].get(samples) ||
+        root["snapshot"].get(snap_el) || root["mixer"].get(mixer) || root["sources"].get(sources)) {
+      return Status::InvalidArgument("the loader state lacks version, fingerprint, samples, snapshot, mixer or "
+                                     "sources: it is not a tokenfeed loader state");
+    }
+    if (version != kStateVersion) {
+      return Status::Unsupported("loader state version " + std::to_string(version) + "; this build reads " +
+                                 std::to_string(kStateVersion));
+    }
+    TF_ASSIGN_OR_RETURN(::tokenfeed::Snapshot snap, ParseSnapshotFor(snap_el));
+    if (fingerprint != FingerprintFor(snap)) {
+      return Status::InvalidArgument(
+          "the loader state was saved with other sources or settings (fingerprint " + std::string(fingerprint) +
+          ", this loader's " + FingerprintFor(snap) + "): sources, weights, seq_len, seed, shuffle, block and "
+          "window sizes, packing and BOS/EOS must be the same to resume; world size and batch size may change");
+    }
+    if (mixer.size() != streams_.size() || sources.size() != streams_.size()) {
+      return Status::InvalidArgument("the loader state has another number of sources");
+    }
+    StopThread();
+    // A different snapshot (the state's) means other blocks: rebuild the streams.
+    if (SnapshotJson(o_.sources, snap) != SnapshotJson(o_.sources, snapshot_)) {
+      snapshot_ = snap;
+      streams_.clear();
+      for (uint32_t s = 0; s < o_.sources.size(); ++s) {
+        loader::SourceConfig c = BaseConfig(s);
+        auto stream = SourceStream::Open(std::move(c));
+        if (!stream.ok()) return stream.status();
+        streams_.push_back(std::move(stream).value());
+      }
+    }
+    size_t s = 0;
+    for (simdjson::dom::element c : mixer) {
+      uint64_t v;
+      if (c.get(v)) return Status::InvalidArgument("malformed mixer counts in the loader state");
+      mixer_.counts[s++] = v;
+    }
+    mixer_.total = 0;
+    for (uint64_t c : mixer_.counts) mixer_.total += c;
+    s = 0;
+    for (simdjson::dom::element src : sources) {
+      uint64_t epoch, window, doc, token;
+      if (src["epoch"].get(epoch) || src["window"].get(window) || src["doc"].get(doc) || src["token"].get(token)) {
+        return Status::InvalidArgument("malformed source position in the loader state");
+      }
+      streams_[s++]->Seek({epoch, window, static_cast<uint32_t>(doc), static_cast<uint32_t>(token)});
+    }
+    const uint64_t per_step = uint64_t{o_.batch_size} * o_.world_size;
+    if (samples % per_step != 0) {
+      return Status::InvalidArgument("the loader state is at sample " + std::to_string(samples) +
+                                     ", which is not a step boundary for batch_size " +
+                                     std::to_string(o_.batch_size) + " x world_size " +
+                                     std::to_string(o_.world_size) + " (global batch " + std::to_string(per_step) +
+                                     "): choose sizes whose product divides it");
+    }
+    next_step_ = samples / per_step;
+    state_ = std::string(json);
+    terminal_.reset();
+    StartThread();
+    return Status::OK();
+  }
+
+  LoaderMetrics Metrics() const override {
+    LoaderMetrics m = metrics_;
+    {
+      std::lock_guard lock(mu_);
+      m.ready_batches = static_cast<uint32_t>(ready_.size());
+      m.buffered_bytes = ready_bytes_ + stream_bytes_.load();
+    }
+    m.ready_capacity = o_.prefetch_batches;
+    if (metrics_.batches > 1) {
+      double secs = std::chrono::duration<double>(Clock::now() - first_batch_time_).count();
+      m.tokens_per_second = secs > 0 ? static_cast<double>(delivered_tokens_) / secs : 0;
+    }
+    std::lock_guard lock(lag_mu_);
+    m.partition_lag = lag_;
+    return m;
+  }
+
+ private:
+  struct Item {
+    Status status;
+    std::optional<Batch> batch;  // nullopt with OK status: the end
+    std::string state;           // after this batch
+    uint64_t bytes = 0;
+  };
+
+  loader::SourceConfig BaseConfig(uint32_t s) const {
+    loader::SourceConfig c;
+    c.uri = o_.sources[s].uri;
+    c.source_index = s;
+    c.partitions = snapshot_.sources[s];
+    c.block_records = o_.block_records;
+    c.window_blocks = o_.window_blocks;
+    c.shuffle = o_.shuffle;
+    c.seed = o_.seed;
+    c.epochs = o_.epochs;
+    c.bos = o_.bos_id;
+    c.eos = o_.eos_id;
+    c.topic = topic_config_;
+    return c;
+  }
+
+  Result<::tokenfeed::Snapshot> ParseSnapshotFor(simdjson::dom::element e) const {
+    return ParseSnapshot(e, o_.sources);
+  }
+
+  std::string FingerprintFor(const ::tokenfeed::Snapshot&) const {
+    // Everything that shapes the global stream except the snapshot (which
+    // the state carries) and the world and batch sizes (which may change).
+    std::string s = "tokenfeed-loader-v1|" + std::to_string(o_.seq_len) + "|" + std::to_string(o_.seed) + "|" +
+                    std::to_string(o_.shuffle) + "|" + std::to_string(o_.block_records) + "|" +
+                    std::to_string(o_.window_blocks) + "|" + std::to_string(o_.epochs) + "|" +
+                    std::to_string(o_.pack) + "|" + (o_.bos_id ? std::to_string(*o_.bos_id) : "-") + "|" +
+                    (o_.eos_id ? std::to_string(*o_.eos_id) : "-") + "|" + std::to_string(o_.pad_id) + "|" +
+                    std::to_string(o_.cross_document_labels) + "|" + std::to_string(o_.ignore_index);
+    for (const auto& src : o_.sources) {
+      char w[32];
+      std::snprintf(w, sizeof(w), "%.9g", src.weight);
+      s += "|" + src.uri + "@" + w;
+    }
+    char hex[17];
+    std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(XXH3_64bits(s.data(), s.size())));
+    return hex;
+  }
+  std::string Fingerprint() const { return FingerprintFor(snapshot_); }
+
+  std::string StateJson(uint64_t next_step) const {
+    const uint64_t samples = next_step * o_.batch_size * o_.world_size;
+    std::string j = "{\"version\":" + std::to_string(kStateVersion) + ",\"fingerprint\":\"" + fingerprint_ +
+                    "\",\"samples\":" + std::to_string(samples) + ",\"mixer\":[";
+    for (size_t s = 0; s < mixer_.counts.size(); ++s) j += (s ? "," : "") + std::to_string(mixer_.counts[s]);
+    j += "],\"sources\":[";
+    for (size_t s = 0; s < streams_.size(); ++s) {
+      const SourcePosition& p = streams_[s]->position();
+      j += std::string(s ? "," : "") + "{\"epoch\":" + std::to_string(p.epoch) + ",\"window\":" +
+           std::to_string(p.window) + ",\"doc\":" + std::to_string(p.doc) + ",\"token\":" +
+           std::to_string(p.token) + "}";
+    }
+    j += "],\"snapshot\":" + SnapshotJson(o_.sources, snapshot_) + "}";
+    return j;
+  }
+
+  // ---- the prefetch thread
+  void StartThread() {
+    stop_ = false;
+    thread_ = std::thread([this] { Produce(); });
+  }
+  void StopThread() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+    std::lock_guard lock(mu_);
+    ready_.clear();
+    ready_bytes_ = 0;
+  }
+
+  void Produce() {
+    const uint64_t budget = std::max<uint64_t>(o_.memory_budget_bytes, 0);
+    while (true) {
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] {
+          return stop_ || (ready_.size() < o_.prefetch_batches && (ready_.empty() || ready_bytes_ < budget));
+        });
+        if (stop_) return;
+      }
+      Item item;
+      auto produced = ProduceStep();
+      if (!produced.ok()) {
+        item.status = produced.status();
+      } else {
+        item.batch = std::move(produced).value();
+        if (item.batch) item.bytes = BatchBytes(*item.batch);
+        item.state = StateJson(next_step_);
+      }
+      {
+        std::lock_guard lag(lag_mu_);
+        lag_.clear();
+        uint64_t bytes = 0;
+        for (const auto& s : streams_) {
+          auto l = s->Lag();
+          lag_.insert(lag_.end(), l.begin(), l.end());
+          bytes += s->buffered_bytes();
+        }
+        stream_bytes_ = bytes;
+      }
+      const bool final_item = !item.status.ok() || !item.batch;
+      {
+        std::lock_guard lock(mu_);
+        ready_bytes_ += item.bytes;
+        ready_.push_back(std::move(item));
+      }
+      cv_.notify_all();
+      if (final_item) return;
+    }
+  }
+
+  static uint64_t BatchBytes(const Batch& b) {
+    return b.tokens64.size() * 8 + (b.tokens32.size() + b.document_ids.size() + b.cu_seqlens.size()) * 4 +
+           b.attention_mask.size();
+  }
+
+  // One global step; this rank's rows in a Batch; nullopt at the end.
+  Result<std::optional<Batch>> ProduceStep() {
+    const uint32_t B = o_.batch_size, T = o_.seq_len, W = o_.world_size;
+    Batch batch;
+    batch.batch_size = B;
+    batch.seq_len = T;
+    batch.int32 = o_.int32_ids;
+    batch.step = next_step_;
+    const size_t n = size_t{B} * T;
+    if (o_.int32_ids) {
+      batch.tokens32.resize(3 * n);
+    } else {
+      batch.tokens64.resize(3 * n);
+    }
+    batch.document_ids.resize(n);
+    if (!o_.pack) batch.attention_mask.resize(n);
+    batch.cu_seqlens.push_back(0);
+    batch.source_of_row.resize(B);
+    // Work on copies of the positions: a step that cannot be filled leaves
+    // the streams where the last complete step left them.
+    std::vector<SourcePosition> saved;
+    for (const auto& s : streams_) saved.push_back(s->position());
+    Mixer saved_mixer = mixer_;
+    for (uint32_t j = 0; j < B * W; ++j) {
+      const size_t src = mixer_.Next();
+      const uint32_t owner = j / B;
+      const bool mine = owner == o_.rank;
+      const uint32_t row = j % B;
+      if (mine) batch.source_of_row[row] = static_cast<uint32_t>(src);
+      TF_ASSIGN_OR_RETURN(bool filled, mine ? FillRow(*streams_[src], row, &batch) : SkipRow(*streams_[src]));
+      if (!filled) {
+        for (size_t s = 0; s < streams_.size(); ++s) streams_[s]->Seek(saved[s]);
+        mixer_ = saved_mixer;
+        return std::optional<Batch>();
+      }
+    }
+    ++next_step_;
+    return std::optional<Batch>(std::move(batch));
+  }
+
+  // Counts one row's tokens past without copying them. false: the data ended.
+  Result<bool> SkipRow(SourceStream& s) {
+    if (!o_.pack) {
+      TF_ASSIGN_OR_RETURN(bool ok, s.Ready());
+      if (!ok) return false;
+      s.Advance(s.length() - s.token_offset());
+      return true;
+    }
+    uint32_t left = o_.seq_len;
+    while (left > 0) {
+      TF_ASSIGN_OR_RETURN(bool ok, s.Ready());
+      if (!ok) return false;
+      uint32_t take = std::min(left, s.length() - s.token_offset());
+      s.Advance(take);
+      left -= take;
+    }
+    return true;
+  }
+
+  template <typename T>
+  Result<bool> FillRowAs(SourceStream& s, uint32_t row, Batch* b, T* ids, T* labels, T* positions) {
+    const uint32_t Tn = o_.seq_len;
+    const size_t base = size_t{row} * Tn;
+    int32_t* docs = b->document_ids.data() + base;
+    const int32_t flat_base = static_cast<int32_t>(base);
+    if (!o_.pack) {
+      TF_ASSIGN_OR_RETURN(bool ok, s.Ready());
+      if (!ok) return false;
+      const uint32_t len = s.length();
+      const uint32_t take = std::min(len, Tn);
+      s.CopyTokens(0, take, ids + base);
+      for (uint32_t t = 0; t < Tn; ++t) {
+        positions[base + t] = static_cast<T>(t);
+        docs[t] = 0;
+        b->attention_mask[base + t] = t < take ? 1 : 0;
+        if (t >= take) ids[base + t] = static_cast<T>(o_.pad_id);
+        labels[base + t] = t + 1 < take ? ids[base + t + 1] : static_cast<T>(o_.ignore_index);
+      }
+      b->tokens += take;
+      b->cu_seqlens.push_back(flat_base + static_cast<int32_t>(take));
+      if (take < Tn) b->cu_seqlens.push_back(flat_base + static_cast<int32_t>(Tn));  // the padding
+      b->max_seqlen = std::max<int32_t>(b->max_seqlen, static_cast<int32_t>(take));
+      s.Advance(len - s.token_offset());
+      return true;
+    }
+    uint32_t t = 0;
+    int32_t segment = 0;
+    uint32_t ended_inside[64];  // row positions where a document ended before the row did
+    uint32_t n_ended = 0;
+    bool ended_at_row_end = false;
+    while (t < Tn) {
+      TF_ASSIGN_OR_RETURN(bool ok, s.Ready());
+      if (!ok) return false;
+      const uint32_t from = s.token_offset();
+      const uint32_t len = s.length();
+      const uint32_t take = std::min(Tn - t, len - from);
+      // HOT PATH: copies and fills that the compiler vectorizes.
+      s.CopyTokens(from, take, ids + base + t);
+      T* pos = positions + base + t;
+      for (uint32_t k = 0; k < take; ++k) pos[k] = static_cast<T>(k);
+      std::fill(docs + t, docs + t + take, segment);
+      // Labels: the next token of the same document (the one after the row
+      // when the document goes on), else nothing (see cross_document_labels).
+      if (take > 1) std::copy(ids + base + t + 1, ids + base + t + take, labels + base + t);
+      const bool doc_continues = from + take < len;
+      labels[base + t + take - 1] =
+          doc_continues ? static_cast<T>(s.TokenAt(from + take)) : static_cast<T>(o_.ignore_index);
+      if (!doc_continues) {
+        if (t + take < Tn) {
+          if (n_ended < 64) ended_inside[n_ended++] = t + take - 1;
+        } else {
+          ended_at_row_end = true;
+        }
+      }
+      s.Advance(take);
+      b->max_seqlen = std::max<int32_t>(b->max_seqlen, static_cast<int32_t>(take));
+      b->cu_seqlens.push_back(flat_base + static_cast<int32_t>(t + take));
+      t += take;
+      ++segment;
+    }
+    if (o_.cross_document_labels) {
+      for (uint32_t k = 0; k < n_ended; ++k) labels[base + ended_inside[k]] = ids[base + ended_inside[k] + 1];
+      if (n_ended == 64) {  // more documents than the list holds: find the rest by their ignore label
+        for (uint32_t k = 0; k + 1 < Tn; ++k) {
+          if (docs[k] != docs[k + 1]) labels[base + k] = ids[base + k + 1];
+        }
+      }
+      if (ended_at_row_end) {
+        TF_ASSIGN_OR_RETURN(bool more, s.Ready());
+        if (more) labels[base + Tn - 1] = static_cast<T>(s.TokenAt(s.token_offset()));
+      }
+    }
+    b->tokens += Tn;
+    return true;
+  }
+
+  Result<bool> FillRow(SourceStream& s, uint32_t row, Batch* b) {
+    if (o_.int32_ids) {
+      return FillRowAs<int32_t>(s, row, b, b->input_ids32().data(), b->labels32().data(),
+                                b->position_ids32().data());
+    }
+    return FillRowAs<int64_t>(s, row, b, b->input_ids64().data(), b->labels64().data(), b->position_ids64().data());
+  }
+
+  LoaderOptions o_;
+  topic::TopicConfig topic_config_;
+  ::tokenfeed::Snapshot snapshot_;
+  std::vector<std::unique_ptr<SourceStream>> streams_;
+  Mixer mixer_;
+  std::string fingerprint_;
+  uint64_t next_step_ = 0;  // owned by the prefetch thread while it runs
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Item> ready_;
+  uint64_t ready_bytes_ = 0;
+  bool stop_ = false;
+  std::thread thread_;
+  std::atomic<uint64_t> stream_bytes_{0};
+  mutable std::mutex lag_mu_;
+  std::vector<std::string> lag_;
+
+  std::string state_;
+  std::optional<Status> terminal_;  // set once Next() saw the end or an error
+  LoaderMetrics metrics_;
+  Clock::time_point first_batch_time_;
+  uint64_t delivered_tokens_ = 0;
+};
+
+Status Validate(const LoaderOptions& o) {
+  auto bad = [](const std::string& m) { return Status::InvalidArgument(m); };
+  if (o.sources.empty()) return bad("no source: give at least one topic URI");
+  for (const auto& s : o.sources) {
+    if (!(s.weight >= 0) || !std::isfinite(s.weight)) return bad("source " + s.uri + ": weight must be >= 0");
+  }
+  double total = 0;
+  for (const auto& s : o.sources) total += s.weight;
+  if (total <= 0) return bad("the source weights add up to 0");
+  if (o.seq_len == 0 || o.seq_len > (1u << 24)) return bad("seq_len must be between 1 and 16777216");
+  if (o.batch_size == 0 || o.batch_size > (1u << 16)) return bad("batch_size must be between 1 and 65536");
+  if (uint64_t{o.batch_size} * o.seq_len > (uint64_t{1} << 31)) {
+    return bad("batch_size * seq_len must stay below 2^31 tokens per batch");
+  }
+  if (o.world_size == 0) return bad("world_size must be at least 1");
+  if (o.rank >= o.world_size) {
+    return bad("rank " + std::to_string(o.rank) + " is not below world_size " + std::to_string(o.world_size));
+  }
+  if (o.block_records == 0 || o.window_blocks == 0) return bad("block_records and window_blocks must be positive");
+  if (o.prefetch_batches == 0) return bad("prefetch_batches must be at least 1");
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Loader>> Loader::Create(const LoaderOptions& options) {
+  TF_RETURN_IF_ERROR(Validate(options));
+  auto l = std::make_unique<LoaderImpl>(options);
+  TF_RETURN_IF_ERROR(l->Init());
+  return std::unique_ptr<Loader>(std::move(l));
+}
+
+Result<std::string> TakeSnapshot(const std::vector<LoaderSource>& sources,
+                                 const std::vector<std::string>& kafka_properties) {
+  topic::TopicConfig config;
+  config.kafka_properties = kafka_properties;
+  TF_ASSIGN_OR_RETURN(Snapshot snap, ReadSnapshot(sources, config));
+  return SnapshotJson(sources, snap);
+}
+
+}  // namespace tokenfeed

@@ -1,0 +1,133 @@
+// SourceStream: one source's documents in the loader's order
+// (document_order.h), read window by window through topic cursors, with BOS/
+// EOS added around each document if configured. The position is a small
+// value (epoch, window, document in window, token in document) that can be
+// saved and sought back to. Not thread-safe: used by the loader's prefetch
+// thread only.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "loader/document_order.h"
+#include "tokenfeed/status.h"
+#include "topic/topic.h"
+
+namespace tokenfeed::loader {
+
+struct SourceConfig {
+  std::string uri;
+  uint32_t source_index = 0;
+  std::vector<PartitionRange> partitions;  // the snapshot
+  uint32_t block_records = 256;
+  uint32_t window_blocks = 16;
+  bool shuffle = true;
+  uint64_t seed = 0;
+  uint32_t epochs = 1;  // 0: forever
+  std::optional<uint32_t> bos, eos;
+  topic::TopicConfig topic;
+};
+
+struct SourcePosition {
+  uint64_t epoch = 0;
+  uint64_t window = 0;
+  uint32_t doc = 0;    // index in the window's shuffled order
+  uint32_t token = 0;  // tokens of that document already consumed (BOS counted)
+  friend bool operator==(const SourcePosition&, const SourcePosition&) = default;
+};
+
+class SourceStream {
+ public:
+  static Result<std::unique_ptr<SourceStream>> Open(SourceConfig config);
+
+  // Goes to `p`; the window is read on the next Ready().
+  void Seek(const SourcePosition& p);
+  // Makes the current document available, reading windows and starting
+  // epochs as needed. false: the last epoch is done. Errors name the URI,
+  // partition and offset.
+  Result<bool> Ready();
+
+  // The current document (after Ready() returned true): its length with BOS/
+  // EOS, and its token i.
+  uint32_t length() const { return cur_len_; }
+  uint32_t token_offset() const { return pos_.token; }
+  uint32_t TokenAt(uint32_t i) const;
+  template <typename T>
+  void CopyTokens(uint32_t from, uint32_t n, T* out) const;
+  // Consumes n tokens of the current document (n <= what is left); at its
+  // end, moves to the next document.
+  void Advance(uint32_t n);
+
+  const SourcePosition& position() const { return pos_; }
+  const SourceConfig& config() const { return config_; }
+  uint64_t buffered_bytes() const { return arena_.capacity(); }
+  // Per partition: the last offset read and the topic's end as of the last window load.
+  std::vector<std::string> Lag() const;
+
+ private:
+  explicit SourceStream(SourceConfig config);
+  Status LoadWindow();
+  void SelectDoc();
+
+  struct Doc {
+    size_t ids_at;   // into arena_
+    uint32_t count;  // stored ids
+    uint8_t width;   // 2 or 4
+  };
+
+  SourceConfig config_;
+  std::vector<Block> blocks_;
+  uint64_t windows_per_epoch_ = 0;
+  uint64_t order_epoch_ = UINT64_MAX;
+  std::vector<uint32_t> epoch_order_;
+  std::vector<std::unique_ptr<topic::PartitionCursor>> cursors_;
+  SourcePosition pos_;
+  bool loaded_ = false;  // the window of pos_ is in memory
+  uint64_t loaded_epoch_ = UINT64_MAX, loaded_window_ = UINT64_MAX;
+  std::string arena_;
+  std::vector<Doc> docs_;          // in stored order
+  std::vector<uint32_t> order_;    // shuffled visiting order
+  const Doc* cur_ = nullptr;
+  uint32_t cur_len_ = 0;
+  std::vector<uint64_t> read_upto_;   // per partition: end of the last block read
+  std::vector<uint64_t> topic_end_;   // per partition: the topic's end when last checked
+};
+
+template <typename T>
+void SourceStream::CopyTokens(uint32_t from, uint32_t n, T* out) const {
+  // HOT PATH: widening copy of stored ids (u16 or u32, little-endian), with
+  // the BOS and EOS ends handled outside the loop so it vectorizes.
+  const uint32_t bos = config_.bos ? 1 : 0;
+  const uint8_t* base = reinterpret_cast<const uint8_t*>(arena_.data()) + cur_->ids_at;
+  uint32_t i = from, k = 0;
+  if (bos && i == 0 && k < n) {
+    out[k++] = static_cast<T>(*config_.bos);
+    ++i;
+  }
+  const uint32_t stored_end = cur_->count + bos;  // ids occupy [bos, stored_end)
+  const uint32_t run = std::min(n - k, stored_end > i ? stored_end - i : 0u);
+  if (cur_->width == 2) {
+    const uint8_t* src = base + 2 * (i - bos);
+    for (uint32_t j = 0; j < run; ++j) {
+      uint16_t v;
+      __builtin_memcpy(&v, src + 2 * j, 2);
+      out[k + j] = static_cast<T>(v);
+    }
+  } else {
+    const uint8_t* src = base + 4 * (i - bos);
+    for (uint32_t j = 0; j < run; ++j) {
+      uint32_t v;
+      __builtin_memcpy(&v, src + 4 * j, 4);
+      out[k + j] = static_cast<T>(v);
+    }
+  }
+  k += run;
+  if (k < n) out[k] = static_cast<T>(*config_.eos);  // only EOS can follow the ids
+}
+
+}  // namespace tokenfeed::loader

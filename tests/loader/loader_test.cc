@@ -1,0 +1,381 @@
+// The loader over synthetic embedded-log topics: exactness of resume (same
+// and other world sizes), sharding, end of data, shuffling, mixing, packing
+// and labels, and the bad-input cases.
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "base/scoped_temp_dir.h"
+#include "tokenfeed/loader.h"
+#include "tokenfeed/log.h"
+#include "tokenfeed/record.h"
+
+namespace tokenfeed {
+namespace {
+
+// Document d of a topic has length 1 + d % 37 and tokens 1000*d + i, so every
+// token says which document and position it came from.
+constexpr uint32_t kStride = 1000;
+uint32_t DocLen(uint32_t d) { return 1 + d % 37; }
+
+std::string MakeTopic(const ScopedTempDir& dir, const std::string& name, uint32_t partitions, uint32_t docs,
+                      uint32_t first_doc = 0) {
+  std::string uri = "log:" + dir.Join(name);
+  log::TopicOptions to;
+  to.partitions = partitions;
+  auto topic = log::Topic::Create(uri, to);
+  EXPECT_TRUE(topic.ok()) << topic.status().ToString();
+  std::vector<std::unique_ptr<log::PartitionWriter>> writers;
+  for (uint32_t p = 0; p < partitions; ++p) writers.push_back(std::move((*topic)->OpenWriter(PartitionId(p))).value());
+  std::vector<log::BatchBuilder> batches(partitions);
+  std::string rec;
+  for (uint32_t d = first_doc; d < first_doc + docs; ++d) {
+    std::vector<uint32_t> ids(DocLen(d));
+    for (uint32_t i = 0; i < ids.size(); ++i) ids[i] = kStride * d + i;
+    record::RecordFields f;
+    f.source_path = "synthetic";
+    f.doc_seq = d;
+    EXPECT_TRUE(record::EncodeRecord(f, ids, &rec).ok());
+    batches[d % partitions].Add(rec);
+  }
+  for (uint32_t p = 0; p < partitions; ++p) {
+    if (!batches[p].empty()) EXPECT_TRUE(writers[p]->Append(&batches[p]).ok());
+    EXPECT_TRUE(writers[p]->Close().ok());
+  }
+  return uri;
+}
+
+LoaderOptions Opts(std::vector<LoaderSource> sources, uint32_t T, uint32_t B) {
+  LoaderOptions o;
+  o.sources = std::move(sources);
+  o.seq_len = T;
+  o.batch_size = B;
+  o.block_records = 16;
+  o.window_blocks = 4;
+  o.seed = 7;
+  return o;
+}
+
+std::vector<int64_t> Row(Batch& b, uint32_t r) {
+  auto ids = b.input_ids64();
+  return std::vector<int64_t>(ids.begin() + r * b.seq_len, ids.begin() + (r + 1) * b.seq_len);
+}
+
+// All batches of a loader (at most `limit`), as rows.
+std::vector<std::vector<int64_t>> Drain(Loader& l, size_t limit = SIZE_MAX, std::vector<Batch>* keep = nullptr) {
+  std::vector<std::vector<int64_t>> rows;
+  for (size_t n = 0; n < limit; ++n) {
+    auto b = l.Next();
+    EXPECT_TRUE(b.ok()) << b.status().ToString();
+    if (!b.ok() || !*b) break;
+    for (uint32_t r = 0; r < (*b)->batch_size; ++r) rows.push_back(Row(**b, r));
+    if (keep) keep->push_back(std::move(**b));
+  }
+  return rows;
+}
+
+std::unique_ptr<Loader> Make(const LoaderOptions& o) {
+  auto l = Loader::Create(o);
+  EXPECT_TRUE(l.ok()) << l.status().ToString();
+  return l.ok() ? std::move(l).value() : nullptr;
+}
+
+class LoaderTest : public ::testing::Test {
+ protected:
+  ScopedTempDir dir_;
+};
+
+TEST_F(LoaderTest, PackedRowsAreTheDocumentsInOrderWithLabelsAndPositions) {
+  std::string uri = MakeTopic(dir_, "t", 3, 500);
+  LoaderOptions o = Opts({{uri, 1}}, 64, 4);
+  auto l = Make(o);
+  std::vector<Batch> batches;
+  auto rows = Drain(*l, SIZE_MAX, &batches);
+  ASSERT_FALSE(rows.empty());
+  // Every document shows up whole and once, in one shuffled order.
+  std::vector<int64_t> stream;
+  for (auto& r : rows) stream.insert(stream.end(), r.begin(), r.end());
+  std::map<uint32_t, uint32_t> seen;  // doc -> tokens seen
+  for (size_t i = 0; i < stream.size(); ++i) {
+    uint32_t doc = static_cast<uint32_t>(stream[i] / kStride), pos = static_cast<uint32_t>(stream[i] % kStride);
+    ASSERT_EQ(pos, seen[doc]) << "document " << doc << " out of order at stream position " << i;
+    ++seen[doc];
+  }
+  uint64_t total = 0;
+  for (uint32_t d = 0; d < 500; ++d) total += DocLen(d);
+  EXPECT_LT(total - stream.size(), uint64_t{64} * 4);  // only the last incomplete step is dropped
+  // Only where the dropped last step begins may a document be cut short.
+  int cut = 0;
+  for (auto& [doc, n] : seen) cut += n != DocLen(doc);
+  EXPECT_LE(cut, 1);
+  // Labels: the next token of the same document, else ignore_index;
+  // positions restart with each document; cu_seqlens follows document_ids.
+  for (Batch& b : batches) {
+    int32_t boundary_count = 0;
+    for (uint32_t r = 0; r < b.batch_size; ++r) {
+      for (uint32_t t = 0; t < b.seq_len; ++t) {
+        size_t i = size_t{r} * b.seq_len + t;
+        int64_t id = b.input_ids64()[i];
+        uint32_t doc = static_cast<uint32_t>(id / kStride), pos = static_cast<uint32_t>(id % kStride);
+        int64_t want = pos + 1 < DocLen(doc) ? id + 1 : o.ignore_index;
+        ASSERT_EQ(b.labels64()[i], want) << "row " << r << " t " << t;
+        bool starts = t == 0 || b.document_ids[i] != b.document_ids[i - 1];
+        if (starts) ++boundary_count;
+        ASSERT_EQ(b.position_ids64()[i], starts ? 0 : b.position_ids64()[i - 1] + 1);
+      }
+    }
+    ASSERT_EQ(b.cu_seqlens.size(), static_cast<size_t>(boundary_count) + 1);
+    EXPECT_EQ(b.cu_seqlens.back(), static_cast<int32_t>(b.batch_size * b.seq_len));
+  }
+}
+
+TEST_F(LoaderTest, ResumeFromAnyStepRepeatsTheRestExactly) {
+  std::string uri = MakeTopic(dir_, "t", 2, 800);
+  LoaderOptions o = Opts({{uri, 1}}, 32, 3);
+  o.epochs = 2;
+  auto full = Make(o);
+  auto want = Drain(*full);
+  ASSERT_GT(want.size(), 60u);
+  for (size_t k : {0u, 1u, 7u, 20u}) {
+    auto first = Make(o);
+    auto head = Drain(*first, k);
+    std::string state = first->State();
+    // More batches prefetched or taken afterwards do not change the state
+    // taken at step k.
+    (void)Drain(*first, 3);
+    auto resumed = Make(o);
+    ASSERT_TRUE(resumed->LoadState(state).ok());
+    auto tail = Drain(*resumed);
+    head.insert(head.end(), tail.begin(), tail.end());
+    EXPECT_EQ(head, want) << "resumed at step " << k;
+  }
+}
+
+TEST_F(LoaderTest, RanksShareOneStreamAndStopTogether) {
+  std::string uri = MakeTopic(dir_, "t", 3, 700);
+  LoaderOptions one = Opts({{uri, 1}}, 16, 4);
+  auto single = Make(one);
+  auto want = Drain(*single);
+  // Three ranks of batch 4 cannot use the step of 16 rows the single loader
+  // ends with: compare on the steps both have.
+  for (uint32_t world : {2u, 4u}) {
+    const uint32_t b = 4 / world;
+    std::vector<std::vector<std::vector<int64_t>>> per_rank;
+    for (uint32_t r = 0; r < world; ++r) {
+      LoaderOptions o = Opts({{uri, 1}}, 16, b);
+      o.rank = r;
+      o.world_size = world;
+      auto l = Make(o);
+      per_rank.push_back(Drain(*l));
+    }
+    for (uint32_t r = 1; r < world; ++r) EXPECT_EQ(per_rank[r].size(), per_rank[0].size());
+    std::vector<std::vector<int64_t>> merged;
+    for (size_t step = 0; step * b < per_rank[0].size(); ++step) {
+      for (uint32_t r = 0; r < world; ++r) {
+        for (uint32_t i = 0; i < b; ++i) merged.push_back(per_rank[r][step * b + i]);
+      }
+    }
+    EXPECT_EQ(merged, want) << "world size " << world;
+  }
+}
+
+TEST_F(LoaderTest, ElasticResumeLosesAndRepeatsNothing) {
+  std::string uri = MakeTopic(dir_, "t", 2, 900);
+  auto single = Make(Opts({{uri, 1}}, 16, 4));
+  auto want = Drain(*single);
+  // Two ranks (batch 2 each) for 10 steps, then one rank with batch 4.
+  std::vector<std::vector<int64_t>> got;
+  std::string state;
+  std::vector<std::unique_ptr<Loader>> ranks;
+  for (uint32_t r = 0; r < 2; ++r) {
+    LoaderOptions o = Opts({{uri, 1}}, 16, 2);
+    o.rank = r;
+    o.world_size = 2;
+    ranks.push_back(Make(o));
+  }
+  for (int step = 0; step < 10; ++step) {
+    for (auto& l : ranks) {
+      auto rows = Drain(*l, 1);
+      got.insert(got.end(), rows.begin(), rows.end());
+    }
+  }
+  EXPECT_EQ(ranks[0]->State(), ranks[1]->State());
+  state = ranks[0]->State();
+  auto after = Make(Opts({{uri, 1}}, 16, 4));
+  ASSERT_TRUE(after->LoadState(state).ok());
+  auto rest = Drain(*after);
+  got.insert(got.end(), rest.begin(), rest.end());
+  EXPECT_EQ(got, want);
+  // A global batch that does not divide the position is refused clearly.
+  auto odd = Make(Opts({{uri, 1}}, 16, 3));
+  Status s = odd->LoadState(state);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("step boundary"), std::string::npos) << s.ToString();
+}
+
+TEST_F(LoaderTest, ShufflingIsSeededAndChangesEveryEpoch) {
+  std::string uri = MakeTopic(dir_, "t", 2, 400);
+  auto order = [&](uint64_t seed, bool shuffle, uint32_t epochs) {
+    LoaderOptions o = Opts({{uri, 1}}, 8, 1);
+    o.seed = seed;
+    o.shuffle = shuffle;
+    o.pack = false;
+    o.epochs = epochs;
+    auto l = Make(o);
+    std::vector<int64_t> docs;
+    for (auto& r : Drain(*l)) docs.push_back(r[0] / kStride);
+    return docs;
+  };
+  auto a = order(1, true, 2), b = order(1, true, 2), c = order(2, true, 2), plain = order(1, false, 1);
+  ASSERT_EQ(a.size(), 800u);
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, c);
+  std::vector<int64_t> e0(a.begin(), a.begin() + 400), e1(a.begin() + 400, a.end());
+  EXPECT_NE(e0, e1);
+  std::vector<int64_t> sorted0 = e0, sorted1 = e1, all(400);
+  std::sort(sorted0.begin(), sorted0.end());
+  std::sort(sorted1.begin(), sorted1.end());
+  std::iota(all.begin(), all.end(), 0);
+  EXPECT_EQ(sorted0, all);  // each epoch: every document once
+  EXPECT_EQ(sorted1, all);
+  EXPECT_NE(e0, plain);
+  // Unshuffled: the partitions' blocks in turn, each block in offset order.
+  EXPECT_EQ(plain[0], 0);
+  EXPECT_EQ(plain[1], 2);
+}
+
+TEST_F(LoaderTest, MixingFollowsTheWeights) {
+  std::string a = MakeTopic(dir_, "a", 2, 3000, 0);
+  std::string b = MakeTopic(dir_, "b", 1, 3000, 100000);
+  LoaderOptions o = Opts({{a, 0.7}, {b, 0.3}}, 16, 10);
+  o.epochs = 0;
+  auto l = Make(o);
+  uint64_t from_a = 0, from_b = 0;
+  for (int step = 0; step < 100; ++step) {
+    auto batch = l->Next();
+    ASSERT_TRUE(batch.ok() && *batch);
+    for (uint32_t r = 0; r < 10; ++r) {
+      const uint32_t src = (*batch)->source_of_row[r];
+      const bool is_b = (*batch)->input_ids64()[r * 16] / kStride >= 100000;
+      EXPECT_EQ(src, is_b ? 1u : 0u);
+      (is_b ? from_b : from_a) += 1;
+    }
+    // Within one sample of the weights at every step.
+    const double n = (step + 1) * 10.0;
+    EXPECT_LE(std::abs(static_cast<double>(from_a) - 0.7 * n), 1.0);
+  }
+}
+
+TEST_F(LoaderTest, UnpackedRowsArePaddedAndMasked) {
+  std::string uri = MakeTopic(dir_, "t", 1, 50);
+  LoaderOptions o = Opts({{uri, 1}}, 20, 5);
+  o.pack = false;
+  o.shuffle = false;
+  o.pad_id = 7;
+  o.bos_id = 1;
+  auto l = Make(o);
+  auto batch = l->Next();
+  ASSERT_TRUE(batch.ok() && *batch);
+  Batch& b = **batch;
+  for (uint32_t r = 0; r < 5; ++r) {
+    const int64_t* ids = b.input_ids64().data() + r * 20;
+    EXPECT_EQ(ids[0], 1);  // BOS
+    const uint32_t doc = static_cast<uint32_t>(ids[1] / kStride);
+    const uint32_t len = std::min<uint32_t>(DocLen(doc) + 1, 20);
+    for (uint32_t t = 0; t < 20; ++t) {
+      EXPECT_EQ(b.attention_mask[r * 20 + t], t < len ? 1 : 0);
+      if (t >= len) EXPECT_EQ(ids[t], 7);
+      if (t + 1 >= len) EXPECT_EQ(b.labels64()[r * 20 + t], -100);
+    }
+  }
+}
+
+TEST_F(LoaderTest, BadStatesAndOptionsAreClearErrors) {
+  std::string uri = MakeTopic(dir_, "t", 2, 300);
+  std::string other = MakeTopic(dir_, "o", 2, 300);
+  auto l = Make(Opts({{uri, 1}}, 16, 2));
+  (void)Drain(*l, 3);
+  const std::string state = l->State();
+  auto m = Make(Opts({{other, 1}}, 16, 2));
+  Status s = m->LoadState(state);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  LoaderOptions longer = Opts({{uri, 1}}, 32, 2);
+  s = Make(longer)->LoadState(state);
+  EXPECT_NE(s.message().find("other sources or settings"), std::string::npos) << s.ToString();
+  EXPECT_FALSE(Make(Opts({{uri, 1}}, 16, 2))->LoadState("{\"version\": 1}").ok());
+  EXPECT_FALSE(Make(Opts({{uri, 1}}, 16, 2))->LoadState("not json").ok());
+  for (auto [T, B] : {std::pair{0u, 2u}, std::pair{16u, 0u}}) {
+    auto bad = Loader::Create(Opts({{uri, 1}}, T, B));
+    EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  }
+  LoaderOptions rank = Opts({{uri, 1}}, 16, 2);
+  rank.rank = 2;
+  rank.world_size = 2;
+  EXPECT_NE(Loader::Create(rank).status().message().find("rank 2"), std::string::npos);
+  EXPECT_EQ(Loader::Create(Opts({{"log:" + dir_.Join("missing"), 1}}, 16, 2)).status().code(),
+            StatusCode::kNotFound);
+}
+
+TEST_F(LoaderTest, PartitionsAddedSinceTheCheckpointAreRefused) {
+  std::string uri = MakeTopic(dir_, "t", 2, 300);
+  auto l = Make(Opts({{uri, 1}}, 16, 2));
+  (void)Drain(*l, 2);
+  const std::string state = l->State();
+  l.reset();
+  ASSERT_TRUE(log::Topic::Delete(uri).ok());
+  MakeTopic(dir_, "t", 3, 300);  // same name, one more partition
+  auto again = Make(Opts({{uri, 1}}, 16, 2));
+  Status s = again->LoadState(state);
+  if (s.ok()) {
+    auto b = again->Next();
+    s = b.status();
+  }
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("partitions"), std::string::npos) << s.ToString();
+}
+
+TEST_F(LoaderTest, UnknownRecordVersionAndDeletedTopicAreErrorsNotHangs) {
+  std::string uri = "log:" + dir_.Join("bad");
+  log::TopicOptions to;
+  auto topic = log::Topic::Create(uri, to);
+  ASSERT_TRUE(topic.ok());
+  auto w = (*topic)->OpenWriter(PartitionId(0));
+  ASSERT_TRUE(w.ok());
+  log::BatchBuilder batch;
+  std::string rec;
+  record::RecordFields f;
+  std::vector<uint32_t> ids = {1, 2, 3};
+  ASSERT_TRUE(record::EncodeRecord(f, ids, &rec).ok());
+  batch.Add(rec);
+  rec[0] = 9;  // an unknown format version
+  batch.Add(rec);
+  ASSERT_TRUE((*w)->Append(&batch).ok());
+  ASSERT_TRUE((*w)->Close().ok());
+  LoaderOptions o = Opts({{uri, 1}}, 2, 1);
+  auto l = Make(o);
+  auto b = l->Next();
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.status().message().find("offset 1"), std::string::npos) << b.status().ToString();
+
+  std::string gone = MakeTopic(dir_, "gone", 1, 5000);
+  LoaderOptions g = Opts({{gone, 1}}, 16, 1);
+  g.prefetch_batches = 1;
+  auto lg = Make(g);
+  ASSERT_TRUE(lg->Next().ok());
+  ASSERT_TRUE(log::Topic::Delete(gone).ok());
+  Status last;
+  for (int i = 0; i < 100000 && last.ok(); ++i) {
+    auto n = lg->Next();
+    if (!n.ok()) last = n.status();
+    else if (!*n) break;
+  }
+  EXPECT_FALSE(last.ok()) << "the loader went on after its topic was deleted";
+}
+
+}  // namespace
+}  // namespace tokenfeed
