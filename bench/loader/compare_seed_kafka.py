@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""TokenDataset over Kafka vs the seed's KafkaDataset, on the same broker and tokens.
+
+The seed (the article this project started from) stores each document as a JSON
+message {"input_ids": [...], "attention_mask": [...]} (ids cut to 2048), reads
+it with a consumer group, json.loads each message, makes a torch.tensor per
+sample, and batches with DataLoader(batch_size=8). Its samples have different
+lengths, which DataLoader cannot stack; a collate function cuts or pads them to
+seq_len (the smallest change that lets it run). tokenfeed reads token records
+of the same documents (tokenfeed ingest) with TokenDataset.
+
+Starts a private broker with scripts/kafka-local (or uses --bootstrap).
+
+    .venv/bin/python bench/loader/compare_seed_kafka.py [--corpus DIR] [--docs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import subprocess
+import tempfile
+import time
+
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+import tokenfeed
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+TOKENIZER = ROOT / ".cache" / "tokenizers" / "deepseek_v3" / "tokenizer.json"
+
+
+class SeedKafkaDataset(Dataset):
+    """The article's KafkaDataset, as written (group id, 1 s polls, a buffer)."""
+
+    def __init__(self, topic, bootstrap_servers):
+        from confluent_kafka import Consumer
+        self.consumer = Consumer({"bootstrap.servers": bootstrap_servers,
+                                  "group.id": f"deepseek-training-group-{time.time_ns()}",
+                                  "auto.offset.reset": "earliest"})
+        self.consumer.subscribe([topic])
+        self.buffer = []
+        self._fill_buffer()
+
+    def _fill_buffer(self, batch_size=100):
+        from confluent_kafka import KafkaException
+        while len(self.buffer) < batch_size:
+            msg = self.consumer.poll(timeout=1.0)
+            if msg is None:
+                continue
+            if msg.error():
+                raise KafkaException(msg.error())
+            data = json.loads(msg.value().decode("utf-8"))
+            input_ids = torch.tensor(data["input_ids"], dtype=torch.long)
+            attention_mask = torch.tensor(data["attention_mask"], dtype=torch.long)
+            self.buffer.append((input_ids, attention_mask))
+
+    def __len__(self):
+        return 1000000
+
+    def __getitem__(self, idx):
+        if not self.buffer:
+            self._fill_buffer()
+        return self.buffer.pop(0)
+
+
+def collate_to(seq_len):
+    def collate(samples):
+        ids = torch.zeros(len(samples), seq_len, dtype=torch.long)
+        mask = torch.zeros(len(samples), seq_len, dtype=torch.long)
+        for i, (x, m) in enumerate(samples):
+            n = min(len(x), seq_len)
+            ids[i, :n], mask[i, :n] = x[:n], m[:n]
+        return ids, mask
+    return collate
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--corpus", default=os.environ.get("TOKENFEED_CORPUS_DIR", str(ROOT.parent / "shared" / "corpus")))
+    ap.add_argument("--bootstrap", default="")
+    ap.add_argument("--docs", type=int, default=20000)
+    ap.add_argument("--seq-len", type=int, default=2048)
+    ap.add_argument("--batches", type=int, default=300)
+    args = ap.parse_args()
+    from confluent_kafka import Producer
+
+    with tempfile.TemporaryDirectory() as tmp:
+        state = pathlib.Path(tmp) / "kafka"
+        bootstrap = args.bootstrap
+        if not bootstrap:
+            out = subprocess.run([str(ROOT / "scripts" / "kafka-local"), "--dir", str(state), "start"],
+                                 check=True, capture_output=True, text=True).stdout
+            bootstrap = out.strip().splitlines()[-1].split("=", 1)[1]
+        try:
+            docs = []
+            for f in sorted(pathlib.Path(args.corpus).glob("*.jsonl")):
+                docs += [json.loads(line)["text"] for line in open(f, encoding="utf-8")]
+            docs = docs[: args.docs]
+            src = pathlib.Path(tmp) / "docs.jsonl"
+            with open(src, "w", encoding="utf-8") as f:
+                for d in docs:
+                    f.write(json.dumps({"text": d}, ensure_ascii=False) + "\n")
+            # tokenfeed: records through the ingest
+            subprocess.run([str(ROOT / "build/release/src/cli/tokenfeed"), "ingest", "--tokenizer", str(TOKENIZER),
+                            "--input", str(src), "--to", f"kafka://{bootstrap}/tf", "--partitions", "4",
+                            "--no-dedup", "--progress", "never"], check=True, capture_output=True)
+            # seed: the same ids as JSON messages (cut to 2048 as its producer does)
+            tok = tokenfeed.Tokenizer.from_file(str(TOKENIZER))
+            p = Producer({"bootstrap.servers": bootstrap, "message.max.bytes": 16 << 20, "linger.ms": 20})
+            for ids in tok.encode_batch(docs):
+                ids = ids[:2048]
+                p.produce("seed", json.dumps({"input_ids": ids, "attention_mask": [1] * len(ids)}))
+                p.poll(0)
+            p.flush()
+
+            def measure(iterable, count_tokens):
+                t0 = time.perf_counter()
+                n = tokens = 0
+                for b in iterable:
+                    tokens += count_tokens(b)
+                    n += 1
+                    if n == args.batches:
+                        break
+                return tokens / (time.perf_counter() - t0), n
+
+            ds = tokenfeed.TokenDataset(f"kafka://{bootstrap}/tf", seq_len=args.seq_len, batch_size=8, epochs=0)
+            tf_rate, tf_n = measure(ds, lambda b: int(b["tokens"]))
+            seed = DataLoader(SeedKafkaDataset("seed", bootstrap), batch_size=8, collate_fn=collate_to(args.seq_len))
+            seed_rate, seed_n = measure(seed, lambda b: int(b[1].sum()))
+        finally:
+            if not args.bootstrap:
+                subprocess.run([str(ROOT / "scripts" / "kafka-local"), "--dir", str(state), "stop"],
+                               capture_output=True)
+    print(f"{len(docs)} documents on one local broker; seq_len {args.seq_len}, batch 8; {args.batches} batches each")
+    print("| loader | tokens/s | tokenfeed / it |")
+    print("|---|---:|---:|")
+    print(f"| tokenfeed TokenDataset (kafka://, packed) | {tf_rate / 1e6:.2f} M | 1.0x |")
+    print(f"| seed KafkaDataset (JSON, tensor per sample, DataLoader(batch_size=8)) | {seed_rate / 1e6:.3f} M | "
+          f"{tf_rate / seed_rate:.0f}x |")
+
+
+if __name__ == "__main__":
+    main()
