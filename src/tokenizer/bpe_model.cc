@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <unordered_map>
 
 #include "base/utf8.h"
 #include "tokenizer/byte_level_alphabet.h"
+#include "tokenizer/unicode_class.h"
 
 namespace tokenfeed::tokenizer {
 namespace {
@@ -42,6 +44,19 @@ std::string AlphabetChar(unsigned char b) {
   std::string s;
   AppendUtf8(kByteLevelAlphabet.byte_to_char[b], &s);
   return s;
+}
+
+bool HasNonAscii(std::string_view s) {
+  const char* p = s.data();
+  size_t n = s.size();
+  uint64_t high = 0;
+  for (; n >= 8; p += 8, n -= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    high |= w;
+  }
+  for (; n > 0; ++p, --n) high |= static_cast<unsigned char>(*p);
+  return (high & 0x8080808080808080ULL) != 0;
 }
 
 bool HeapLess(const BpeScratch::HeapEntry& a, const BpeScratch::HeapEntry& b) {
@@ -131,6 +146,7 @@ Result<BpeModel> BpeModel::Build(const BpeSpec& spec) {
   if (m.simple_bytes_) {
     m.char_level_ = CharLevelBpe::Build(rules, m.merges_, m.byte_ids_, limit,
                                         [&m](uint32_t id) { return m.DecodedBytes(id); });
+    m.boundaries_ = MergeBoundaries::Build(rules, [&m](uint32_t id) { return m.DecodedBytes(id); });
   }
   return m;
 }
@@ -366,6 +382,11 @@ void BpeModel::MergeLong(BpeScratch* scratch) const {
 }
 
 void BpeModel::EncodePieceUncached(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const {
+  EncodeUncached(piece, scratch, /*use_cache=*/false, out);
+}
+
+void BpeModel::EncodeUncached(std::string_view piece, BpeScratch* scratch, bool use_cache,
+                              std::vector<uint32_t>* out) const {
   if (piece.empty()) return;
   if (ignore_merges_) {
     if (auto id = bytes_index_.Find(piece)) {
@@ -373,12 +394,76 @@ void BpeModel::EncodePieceUncached(std::string_view piece, BpeScratch* scratch, 
       return;
     }
   }
-  if (char_level_) {
-    bool multibyte = false;
-    for (unsigned char b : piece) multibyte |= b >= 0x80;
-    if (multibyte && char_level_->Encode(piece, merges_, out)) return;
+  if (use_cache && boundaries_ && char_level_ && HasNonAscii(piece) && EncodeInParts(piece, scratch, out)) return;
+  EncodeByMerges(piece, scratch, out);
+}
+
+void BpeModel::EncodeByMerges(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const {
+  if (char_level_ && HasNonAscii(piece) && char_level_->Encode(piece, merges_, out)) return;
+  MergeBytes(piece, scratch, out);
+}
+
+// Why the parts' results make up the piece's: where no rule can join the
+// two sides of a boundary, no merge of the byte-level run ever spans it, and
+// then merges on one side never change which merge comes next on the other
+// (the lowest rank, leftmost among equals, restricted to one side is that
+// side's own order). So the piece's tokens are each part's tokens as BPE
+// gives them for the part alone -- what the cache holds.
+// HOT PATH for CJK text.
+bool BpeModel::EncodeInParts(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const {
+  const auto* p = reinterpret_cast<const unsigned char*>(piece.data());
+  const size_t n = piece.size();
+  // Text whose characters all join (most words of alphabetic scripts) gives
+  // up after a few boundaries, leaving the piece whole.
+  constexpr size_t kGiveUpAfter = 4;
+  WordCache& cache = ignore_merges_ ? scratch->segment_cache : scratch->cache;
+  size_t part = 0;       // start of the current part
+  size_t boundaries = 0;
+  bool cut_any = false;
+  char32_t left;
+  size_t i = unicode::DecodeUtf8(p, p + n, &left);
+  while (true) {
+    size_t end = i;
+    if (i < n) {
+      char32_t right;
+      const size_t len = unicode::DecodeUtf8(p + i, p + n, &right);
+      const bool joins = boundaries_->CanJoin(left, right);
+      left = right;
+      i += len;
+      if (joins) {
+        if (!cut_any && ++boundaries >= kGiveUpAfter) return false;
+        continue;
+      }
+    } else if (!cut_any) {
+      return false;
+    }
+    cut_any = true;
+    // The part [part, end).
+    const std::string_view segment = piece.substr(part, end - part);
+    char32_t first_cp;
+    const size_t first_len = unicode::DecodeUtf8(p + part, p + end, &first_cp);
+    if (first_len == segment.size()) {
+      if (first_len == 1) {
+        out->push_back(static_cast<uint32_t>(byte_ids_[p[part]]));
+      } else if (!char_level_->AppendCharTokens(p + part, first_len, out)) {
+        EncodeByMerges(segment, scratch, out);
+      }
+    } else if (segment.size() <= WordCache::kMaxWordBytes) {
+      const WordCache::Key key = WordCache::MakeKey(segment);
+      std::span<const uint32_t> hit;
+      if (cache.Find(segment, key, &hit)) {
+        out->insert(out->end(), hit.begin(), hit.end());
+      } else {
+        const size_t before = out->size();
+        EncodeByMerges(segment, scratch, out);
+        cache.Insert(segment, key, std::span<const uint32_t>(out->data() + before, out->size() - before));
+      }
+    } else {
+      EncodeByMerges(segment, scratch, out);
+    }
+    if (end == n) return true;
+    part = end;
   }
-  EncodePieceByteLevel(piece, scratch, out);
 }
 
 void BpeModel::EncodePieceByteLevel(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const {
@@ -389,6 +474,10 @@ void BpeModel::EncodePieceByteLevel(std::string_view piece, BpeScratch* scratch,
       return;
     }
   }
+  MergeBytes(piece, scratch, out);
+}
+
+void BpeModel::MergeBytes(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const {
   scratch->symbols.clear();
   InitialSymbols(piece, &scratch->symbols);
   if (scratch->symbols.size() <= BpeScratch::kMediumLimit) {
@@ -406,7 +495,7 @@ void BpeModel::EncodePiece(std::string_view piece, BpeScratch* scratch, std::vec
     return;
   }
   if (piece.size() > WordCache::kMaxWordBytes) {
-    EncodePieceUncached(piece, scratch, out);
+    EncodeUncached(piece, scratch, /*use_cache=*/true, out);
     return;
   }
   const WordCache::Key key = WordCache::MakeKey(piece);
@@ -420,7 +509,7 @@ void BpeModel::EncodePiece(std::string_view piece, BpeScratch* scratch, std::vec
     return;
   }
   size_t before = out->size();
-  EncodePieceUncached(piece, scratch, out);
+  EncodeUncached(piece, scratch, /*use_cache=*/true, out);
   scratch->cache.Insert(piece, key, std::span<const uint32_t>(out->data() + before, out->size() - before));
 }
 

@@ -39,6 +39,16 @@ class CharLevelBpe {
   // keeps no pointer to it, so the model stays freely movable).
   bool Encode(std::string_view piece, const MergeTable& merges, std::vector<uint32_t>* out) const;
 
+  // Appends the tokens byte-level BPE gives the one character at `p`
+  // (`len` bytes, 1 to 3) on its own, and returns true; false (appending
+  // nothing) for a character the table does not hold.
+  bool AppendCharTokens(const unsigned char* p, size_t len, std::vector<uint32_t>* out) const {
+    const CharInfo* info = Lookup(p, len);
+    if (info == nullptr) return false;
+    out->insert(out->end(), info->syms, info->syms + info->nsyms);
+    return true;
+  }
+
   size_t crossing_rules() const { return crossing_count_; }
 
  private:
