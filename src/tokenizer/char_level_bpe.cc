@@ -185,12 +185,20 @@ void CharLevelBpe::ComputeInfo(const MergeTable& merges, const unsigned char* by
   info->birth = birth;
   info->suf_begin = static_cast<uint32_t>(edges_.size());
   for (const Edge& e : suf) {
-    if (cross_left_[e.id]) edges_.push_back(e);
+    if (!cross_left_[e.id]) continue;
+    edges_.push_back(e);
+    for (const Partner& right : rights_of_left_[e.id]) {
+      if (right.rank <= e.death) info->suf_rules |= RuleBit(right.rank);
+    }
   }
   info->nsuf = static_cast<uint16_t>(edges_.size() - info->suf_begin);
   info->pre_begin = static_cast<uint32_t>(edges_.size());
   for (const Edge& e : pre) {
-    if (cross_right_[e.id]) edges_.push_back(e);
+    if (!cross_right_[e.id]) continue;
+    edges_.push_back(e);
+    for (const Partner& left : lefts_of_right_[e.id]) {
+      if (left.rank <= e.death) info->pre_rules |= RuleBit(left.rank);
+    }
   }
   info->npre = static_cast<uint16_t>(edges_.size() - info->pre_begin);
 }
@@ -268,7 +276,7 @@ bool CharLevelBpe::Encode(std::string_view piece, const MergeTable& merges, std:
   starts[chars] = static_cast<uint8_t>(n);  // n <= 255
   size_t undisturbed = chars;
   for (size_t c = 0; c + 1 < chars; ++c) {
-    if (Dangerous(*infos[c], *infos[c + 1])) {
+    if ((infos[c]->suf_rules & infos[c + 1]->pre_rules) != 0 && Dangerous(*infos[c], *infos[c + 1])) {
       undisturbed -= !disturbed[c] + !disturbed[c + 1];
       disturbed[c] = disturbed[c + 1] = true;
     }

@@ -68,7 +68,13 @@ class CharLevelBpe {
     uint16_t nsuf = 0;
     uint16_t npre = 0;
     uint8_t nsyms = 0;   // 0: not usable (a surrogate)
+    // One bit (RuleBit) for each crossing rule that could take an edge
+    // symbol of this side while it lives: when the left character's suffix
+    // bits and the right one's prefix bits share none, Dangerous is false.
+    uint32_t suf_rules = 0;
+    uint32_t pre_rules = 0;
   };
+  static uint32_t RuleBit(uint32_t rank) { return 1u << ((rank * 0x9E3779B1u) >> 27); }
 
   CharLevelBpe() = default;
   // `extra_suf` / `extra_pre`: crossing-rule operands made of whole
