@@ -111,6 +111,12 @@ TEST(UnicodeClassTest, Unicode16LetterIsPresent) {
   EXPECT_EQ(ClassMaskOf(0x1FFFFF), 0);
 }
 
+// The fused DeepSeek-V3 pre-tokenizer takes a run of CJK ideographs as one
+// letter run without looking each one up (deepseek_pretokenizer.cc).
+TEST(UnicodeClassTest, DeepSeekIdeographRangeIsAllLetters) {
+  for (char32_t cp = 0x4E00; cp <= 0x9FA5; ++cp) ASSERT_TRUE(ClassMaskOf(cp) & kLetter) << std::hex << uint32_t{cp};
+}
+
 TEST(UnicodeClassTest, DecodesEveryCodePoint) {
   for (char32_t cp = 0; cp <= kMaxCodePoint; ++cp) {
     if (IsSurrogate(cp)) continue;
