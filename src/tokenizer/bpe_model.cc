@@ -5,6 +5,10 @@
 #include <cstring>
 #include <unordered_map>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "base/utf8.h"
 #include "tokenizer/byte_level_alphabet.h"
 #include "tokenizer/unicode_class.h"
@@ -57,6 +61,30 @@ bool HasNonAscii(std::string_view s) {
   }
   for (; n > 0; ++p, --n) high |= static_cast<unsigned char>(*p);
   return (high & 0x8080808080808080ULL) != 0;
+}
+
+// The smallest of keys[0, n), for n a multiple of 4. HOT PATH: the merge
+// loops take one per merge; four keys at a time.
+inline int32_t MinKey(const int32_t* keys, size_t n) {
+#if defined(__SSE2__)
+  __m128i m = _mm_set1_epi32(INT32_MAX);
+  for (size_t i = 0; i < n; i += 4) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(keys + i));
+    const __m128i less = _mm_cmplt_epi32(v, m);
+    m = _mm_or_si128(_mm_and_si128(less, v), _mm_andnot_si128(less, m));
+  }
+  __m128i other = _mm_shuffle_epi32(m, _MM_SHUFFLE(1, 0, 3, 2));
+  __m128i less = _mm_cmplt_epi32(other, m);
+  m = _mm_or_si128(_mm_and_si128(less, other), _mm_andnot_si128(less, m));
+  other = _mm_shuffle_epi32(m, _MM_SHUFFLE(2, 3, 0, 1));
+  less = _mm_cmplt_epi32(other, m);
+  m = _mm_or_si128(_mm_and_si128(less, other), _mm_andnot_si128(less, m));
+  return _mm_cvtsi128_si32(m);
+#else
+  int32_t best = INT32_MAX;
+  for (size_t i = 0; i < n; ++i) best = keys[i] < best ? keys[i] : best;
+  return best;
+#endif
 }
 
 bool HeapLess(const BpeScratch::HeapEntry& a, const BpeScratch::HeapEntry& b) {
@@ -236,10 +264,10 @@ void BpeModel::MergeSmall(BpeScratch* scratch) const {
     prev[i] = static_cast<uint8_t>(i - 1);  // prev[0] is never read
   }
   for (size_t i = 0; i + 1 < n; ++i) keys[i] = key_of(i, i + 1);
-  keys[n - 1] = kNone;
+  const size_t padded = (n + 3) & ~size_t{3};
+  for (size_t i = n - 1; i < padded; ++i) keys[i] = kNone;
   while (true) {
-    int32_t best = kNone;
-    for (size_t i = 0; i < n; ++i) best = keys[i] < best ? keys[i] : best;
+    const int32_t best = MinKey(keys, padded);
     if (best == kNone) break;
     const size_t i = static_cast<size_t>(best) & 0xFF;
     const size_t j = next[i];
@@ -285,12 +313,7 @@ void BpeModel::MergeShort(BpeScratch* scratch) const {
     merged[i] = r.merged_id;
     return static_cast<int32_t>((r.rank << 8) | i);
   };
-  auto refresh_block = [&](size_t b) {
-    const int32_t* k = keys + b * kBlock;
-    int32_t m = kNone;
-    for (size_t t = 0; t < kBlock; ++t) m = k[t] < m ? k[t] : m;
-    block_min[b] = m;
-  };
+  auto refresh_block = [&](size_t b) { block_min[b] = MinKey(keys + b * kBlock, kBlock); };
   for (size_t i = 0; i < n; ++i) {
     next[i] = static_cast<uint8_t>(i + 1);
     prev[i] = static_cast<uint8_t>(i - 1);  // prev[0] is never read
@@ -298,9 +321,10 @@ void BpeModel::MergeShort(BpeScratch* scratch) const {
   for (size_t i = 0; i + 1 < n; ++i) keys[i] = key_of(i, i + 1);
   keys[n - 1] = kNone;
   for (size_t b = 0; b < blocks; ++b) refresh_block(b);
+  const size_t padded_blocks = (blocks + 3) & ~size_t{3};
+  for (size_t b = blocks; b < padded_blocks; ++b) block_min[b] = kNone;
   while (true) {
-    int32_t best = kNone;
-    for (size_t b = 0; b < blocks; ++b) best = block_min[b] < best ? block_min[b] : best;
+    const int32_t best = MinKey(block_min, padded_blocks);
     if (best == kNone) break;
     const size_t i = static_cast<size_t>(best) & 0xFF;
     const size_t j = next[i];
@@ -488,27 +512,9 @@ void BpeModel::MergeBytes(std::string_view piece, BpeScratch* scratch, std::vect
   out->insert(out->end(), scratch->symbols.begin(), scratch->symbols.end());
 }
 
-void BpeModel::EncodePiece(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const {
-  if (piece.empty()) return;
-  if (piece.size() == 1 && simple_bytes_) {
-    out->push_back(static_cast<uint32_t>(byte_ids_[static_cast<unsigned char>(piece[0])]));
-    return;
-  }
-  if (piece.size() > WordCache::kMaxWordBytes) {
-    EncodeUncached(piece, scratch, /*use_cache=*/true, out);
-    return;
-  }
-  const WordCache::Key key = WordCache::MakeKey(piece);
-  std::span<const uint32_t> hit;
-  if (scratch->cache.Find(piece, key, &hit)) {
-    if (hit.size() == 1) {
-      out->push_back(hit[0]);
-    } else {
-      out->insert(out->end(), hit.begin(), hit.end());
-    }
-    return;
-  }
-  size_t before = out->size();
+void BpeModel::EncodeAndCache(std::string_view piece, const WordCache::Key& key, BpeScratch* scratch,
+                              std::vector<uint32_t>* out) const {
+  const size_t before = out->size();
   EncodeUncached(piece, scratch, /*use_cache=*/true, out);
   scratch->cache.Insert(piece, key, std::span<const uint32_t>(out->data() + before, out->size() - before));
 }

@@ -73,8 +73,28 @@ class BpeModel {
   static Result<BpeModel> Build(const BpeSpec& spec);
 
   // Appends the ids of `piece` (raw bytes) to `out`.
-  // HOT PATH: the cache probe, then the merge loop on a miss.
-  void EncodePiece(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const;
+  // HOT PATH: the cache probe inline, the merge loop out of line on a miss.
+  void EncodePiece(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const {
+    if (piece.size() - 1 < WordCache::kMaxWordBytes) {  // 1 to kMaxWordBytes bytes
+      if (piece.size() == 1 && simple_bytes_) {
+        out->push_back(static_cast<uint32_t>(byte_ids_[static_cast<unsigned char>(piece[0])]));
+        return;
+      }
+      const WordCache::Key key = WordCache::MakeKey(piece);
+      std::span<const uint32_t> hit;
+      if (scratch->cache.Find(piece, key, &hit)) {
+        if (hit.size() == 1) {
+          out->push_back(hit[0]);
+        } else {
+          out->insert(out->end(), hit.begin(), hit.end());
+        }
+        return;
+      }
+      EncodeAndCache(piece, key, scratch, out);
+      return;
+    }
+    if (!piece.empty()) EncodeUncached(piece, scratch, /*use_cache=*/true, out);
+  }
 
   // The same without the cache (tests compare the two).
   void EncodePieceUncached(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const;
@@ -100,6 +120,9 @@ class BpeModel {
   // Appends the initial symbols of `piece` (one per byte, after prefixes,
   // suffixes, byte fallback and unknown handling) to `symbols`.
   void InitialSymbols(std::string_view piece, std::vector<uint32_t>* symbols) const;
+  // A cache miss: encodes `piece` and caches its ids under `key`.
+  void EncodeAndCache(std::string_view piece, const WordCache::Key& key, BpeScratch* scratch,
+                      std::vector<uint32_t>* out) const;
   // EncodePieceUncached, looking parts of a multi-byte piece up in the
   // scratch's caches when `use_cache`.
   void EncodeUncached(std::string_view piece, BpeScratch* scratch, bool use_cache, std::vector<uint32_t>* out) const;
