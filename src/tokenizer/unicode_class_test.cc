@@ -117,6 +117,15 @@ TEST(UnicodeClassTest, DeepSeekIdeographRangeIsAllLetters) {
   for (char32_t cp = 0x4E00; cp <= 0x9FA5; ++cp) ASSERT_TRUE(ClassMaskOf(cp) & kLetter) << std::hex << uint32_t{cp};
 }
 
+// The scanners skip ASCII letter runs 16 bytes at a time (char_class_runs.h).
+TEST(UnicodeClassTest, OnlyAsciiLettersAreAsciiLettersOrMarks) {
+  for (char32_t cp = 0; cp < 0x80; ++cp) {
+    const bool az = (cp >= 'A' && cp <= 'Z') || (cp >= 'a' && cp <= 'z');
+    EXPECT_EQ((ClassMaskOf(cp) & (kLetter | kMark)) != 0, az) << uint32_t{cp};
+    EXPECT_EQ((ClassMaskOf(cp) & kAsciiLetter) != 0, az) << uint32_t{cp};
+  }
+}
+
 TEST(UnicodeClassTest, DecodesEveryCodePoint) {
   for (char32_t cp = 0; cp <= kMaxCodePoint; ++cp) {
     if (IsSurrogate(cp)) continue;
