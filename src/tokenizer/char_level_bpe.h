@@ -100,10 +100,21 @@ class CharLevelBpe {
   // bytes and the rule's rank; for each left operand, its right partners'.
   struct Partner {
     std::string bytes;
+    uint32_t id;    // the other operand
     uint32_t rank;
   };
   std::vector<std::vector<Partner>> lefts_of_right_;
   std::vector<std::vector<Partner>> rights_of_left_;
+  // By code point: the ranks of the crossing rules that could take one of
+  // the character's suffix (prefix) edge symbols while it lives, sorted, in
+  // rank_pool_. Dangerous is whether a left character's suffix ranks and a
+  // right one's prefix ranks share one.
+  struct RuleRanks {
+    uint32_t suf_begin = 0, pre_begin = 0;
+    uint32_t nsuf = 0, npre = 0;
+  };
+  std::vector<RuleRanks> rule_ranks_;
+  std::vector<uint32_t> rank_pool_;
 };
 
 }  // namespace tokenfeed::tokenizer

@@ -211,6 +211,17 @@ void PreTokenizer::RunStage(size_t stage, std::string_view piece, PreTokenizeScr
   } else {
     st.matcher->FindMatches(piece, &matches);
   }
+  if (behavior == SplitBehavior::kIsolated && !invert && stage + 1 == stages_.size()) {
+    // The most common case of all (one Split stage): the pieces are final.
+    uint32_t prev = 0;
+    for (const Span& m : matches) {
+      if (prev != m.begin) pieces->push_back(piece.substr(prev, m.begin - prev));
+      if (m.end != m.begin) pieces->push_back(piece.substr(m.begin, m.end - m.begin));
+      prev = m.end;
+    }
+    if (prev != piece.size()) pieces->push_back(piece.substr(prev));
+    return;
+  }
   if (behavior == SplitBehavior::kIsolated && !invert) {
     // The common case, without building ranges.
     uint32_t prev = 0;
