@@ -252,12 +252,10 @@ void BpeModel::MergeSmall(BpeScratch* scratch) const {
   int32_t* keys = scratch->keys;
   uint8_t* next = scratch->next;
   uint8_t* prev = scratch->prev;
-  uint32_t* merged = scratch->merged_ids;
   auto key_of = [&](size_t i, size_t j) -> int32_t {
-    MergeRule r = merges_.Find(ids[i], ids[j]);
-    if (r.rank == MergeTable::kNoRank) return kNone;
-    merged[i] = r.merged_id;
-    return static_cast<int32_t>((r.rank << 8) | i);
+    const uint32_t rank = merges_.FindRank(ids[i], ids[j]);
+    if (rank == MergeTable::kNoRank) return kNone;
+    return static_cast<int32_t>((rank << 8) | i);
   };
   for (size_t i = 0; i < n; ++i) {
     next[i] = static_cast<uint8_t>(i + 1);
@@ -271,7 +269,7 @@ void BpeModel::MergeSmall(BpeScratch* scratch) const {
     if (best == kNone) break;
     const size_t i = static_cast<size_t>(best) & 0xFF;
     const size_t j = next[i];
-    ids[i] = merged[i];
+    ids[i] = merges_.MergedOf(static_cast<uint32_t>(best) >> 8);
     keys[j] = kNone;
     const size_t k = next[j];
     next[i] = static_cast<uint8_t>(k);
@@ -304,14 +302,12 @@ void BpeModel::MergeShort(BpeScratch* scratch) const {
   int32_t* block_min = scratch->block_min;
   uint8_t* next = scratch->next;
   uint8_t* prev = scratch->prev;
-  uint32_t* merged = scratch->merged_ids;
   const size_t blocks = (n + kBlock - 1) / kBlock;
   for (size_t i = n; i < blocks * kBlock; ++i) keys[i] = kNone;
   auto key_of = [&](size_t i, size_t j) -> int32_t {
-    MergeRule r = merges_.Find(ids[i], ids[j]);
-    if (r.rank == MergeTable::kNoRank) return kNone;
-    merged[i] = r.merged_id;
-    return static_cast<int32_t>((r.rank << 8) | i);
+    const uint32_t rank = merges_.FindRank(ids[i], ids[j]);
+    if (rank == MergeTable::kNoRank) return kNone;
+    return static_cast<int32_t>((rank << 8) | i);
   };
   auto refresh_block = [&](size_t b) { block_min[b] = MinKey(keys + b * kBlock, kBlock); };
   for (size_t i = 0; i < n; ++i) {
@@ -328,7 +324,7 @@ void BpeModel::MergeShort(BpeScratch* scratch) const {
     if (best == kNone) break;
     const size_t i = static_cast<size_t>(best) & 0xFF;
     const size_t j = next[i];
-    ids[i] = merged[i];
+    ids[i] = merges_.MergedOf(static_cast<uint32_t>(best) >> 8);
     keys[j] = kNone;
     const size_t k = next[j];
     next[i] = static_cast<uint8_t>(k);

@@ -53,7 +53,6 @@ struct BpeScratch {
   int32_t block_min[256 / kBlock];
   uint8_t next[kMediumLimit];
   uint8_t prev[kMediumLimit];
-  uint32_t merged_ids[kMediumLimit];
   struct Node {
     uint32_t id;
     int32_t prev;

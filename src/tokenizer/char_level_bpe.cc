@@ -353,14 +353,12 @@ bool CharLevelBpe::Encode(std::string_view piece, const MergeTable& merges, std:
   // The merge loop of the byte-level run, with each merge due at the later of
   // its own time and the births of its two sides.
   int64_t keys[256];
-  uint32_t merged[256];
   uint32_t eff_of[256];
   uint8_t next[256], prev[256];
   auto key_of = [&](size_t i, size_t j) -> int64_t {
-    MergeRule r = merges.Find(ids[i], ids[j]);
-    if (r.rank == MergeTable::kNoRank) return kNoKey;
-    merged[i] = r.merged_id;
-    uint32_t own = PackTime(r.rank, off[i]);
+    const uint32_t rank = merges.FindRank(ids[i], ids[j]);
+    if (rank == MergeTable::kNoRank) return kNoKey;
+    uint32_t own = PackTime(rank, off[i]);
     uint32_t eff = std::max(own, std::max(birth[i], birth[j]));
     eff_of[i] = eff;
     return (static_cast<int64_t>(eff) << 31) | own;
@@ -381,7 +379,7 @@ bool CharLevelBpe::Encode(std::string_view piece, const MergeTable& merges, std:
     if (best == kNoKey) break;
     const size_t at = index_of_offset[best & 0xFF];
     const size_t j = next[at];
-    ids[at] = merged[at];
+    ids[at] = merges.MergedOf(static_cast<uint32_t>((best & 0x7FFFFFFF) >> 8) - 1);  // own's rank
     birth[at] = eff_of[at];
     keys[j] = kNoKey;
     const size_t k = next[j];

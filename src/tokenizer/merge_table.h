@@ -76,6 +76,16 @@ class MergeTable {
     return {rank, merged_of_rank_[rank]};
   }
 
+  // The rank alone (kNoRank when there is no rule), and the merged id of a
+  // rank: the merge loops look up every neighbouring pair but need the
+  // merged id only of the pairs they merge.
+  uint32_t FindRank(uint32_t left, uint32_t right) const {
+    if (groups_ == 0) return kNoRank;
+    const size_t at = FindSlot(Key(left, right));
+    return at == kNoSlot ? kNoRank : static_cast<uint32_t>(slots_[at] >> 42);
+  }
+  uint32_t MergedOf(uint32_t rank) const { return merged_of_rank_[rank]; }
+
   size_t size() const { return size_; }
   size_t memory_bytes() const { return slots_.size() * 9 + merged_of_rank_.size() * 4; }
 
