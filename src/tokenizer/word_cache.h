@@ -60,9 +60,9 @@ class WordCache {
     return k;
   }
 
-  explicit WordCache(size_t max_entries = 1 << 14) : max_entries_(max_entries) {
+  explicit WordCache(size_t max_entries = 24576) : max_entries_(max_entries) {
     size_t cap = 16;
-    while (cap < max_entries * 2) cap <<= 1;
+    while (cap * 3 < max_entries * 4) cap <<= 1;  // at most 3/4 full
     slots_.assign(cap, Slot{});
     mask_ = cap - 1;
     long_keys_.reserve(max_entries * 4);
