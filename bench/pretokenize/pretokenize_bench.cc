@@ -2,7 +2,8 @@
 // same pattern and text, then a side-by-side table. The text is the JSONL
 // corpus in TOKENFEED_CORPUS_DIR (field "text"), or the built-in multilingual
 // sample. Whole documents for every scanner, plus DeepSeek-V3's three stages
-// chained as the tokenizer chains them (each stage on the previous pieces).
+// chained as the reference chains them (each stage on the previous pieces) and
+// fused into the one pass the tokenizer runs.
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -12,6 +13,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include "tokenizer/deepseek_pretokenizer.h"
 #include "tokenizer/fast_matchers.h"
 #include "tokenizer/pretokenize_testing.h"
 #include "tokenizer/split_matcher.h"
@@ -74,6 +76,19 @@ void RunDeepSeekStages(benchmark::State& state, const std::vector<std::unique_pt
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * g_bytes));
 }
 
+// The same three stages in the fused one-pass version the tokenizer runs.
+void RunDeepSeekFused(benchmark::State& state) {
+  std::vector<std::string_view> pieces;
+  for (auto _ : state) {
+    for (const std::string& doc : *g_docs) {
+      pieces.clear();
+      tokenfeed::tokenizer::SplitDeepSeekV3(doc, &pieces);
+      benchmark::DoNotOptimize(pieces.data());
+    }
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * g_bytes));
+}
+
 // Prints the usual console output, then MB/s of fast and onig side by side.
 class SideBySideReporter : public benchmark::ConsoleReporter {
  public:
@@ -92,7 +107,7 @@ class SideBySideReporter : public benchmark::ConsoleReporter {
   }
   void Finalize() override {
     ConsoleReporter::Finalize();
-    std::printf("\n%-28s %12s %12s %9s\n", "pattern", "fast MB/s", "onig MB/s", "speed-up");
+    std::printf("\n%-28s %12s %12s %9s %12s\n", "pattern", "fast MB/s", "onig MB/s", "speed-up", "fused MB/s");
     for (const auto& [pattern, by_engine] : rows_) {
       auto cell = [&](const char* engine) {
         const auto it = by_engine.find(engine);
@@ -107,7 +122,8 @@ class SideBySideReporter : public benchmark::ConsoleReporter {
         std::snprintf(buf, sizeof buf, "%.1fx", by_engine.at("fast") / by_engine.at("onig"));
         ratio = buf;
       }
-      std::printf("%-28s %12s %12s %9s\n", pattern.c_str(), cell("fast").c_str(), cell("onig").c_str(), ratio.c_str());
+      std::printf("%-28s %12s %12s %9s %12s\n", pattern.c_str(), cell("fast").c_str(), cell("onig").c_str(),
+                  ratio.c_str(), cell("fused").c_str());
     }
   }
 
@@ -159,6 +175,7 @@ int main(int argc, char** argv) {
       ->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("onig/deepseek-v3 (3 stages)", [](benchmark::State& s) { RunDeepSeekStages(s, ds_onig); })
       ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("fused/deepseek-v3 (3 stages)", RunDeepSeekFused)->Unit(benchmark::kMillisecond);
 
   benchmark::Initialize(&argc, argv);
   SideBySideReporter reporter;

@@ -5,7 +5,7 @@
 // from a table of characters where the patterns have edges (so one byte can
 // reach a tricky character). Each scanner sees the whole text, its first and
 // last few sub-pieces, and DeepSeek-V3's later stages see the pieces the
-// earlier stages cut.
+// earlier stages cut, which the fused one-pass version must reproduce.
 // TOKENFEED_FUZZ_SCANNER=<name> (e.g. fast:llama3) restricts the run to one.
 #include <cstdint>
 #include <cstdio>
@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tokenizer/deepseek_pretokenizer.h"
 #include "tokenizer/fast_matchers.h"
 #include "tokenizer/split_matcher.h"
 
@@ -195,7 +196,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (pair.pattern == tokenfeed::tokenizer::kDeepSeekV3MainPattern) stage[2] = &pair;
   }
   if (stage[0] && stage[1] && stage[2]) {
-    std::vector<std::string_view> pieces = {text};
+    std::vector<std::string_view> pieces;
+    if (!text.empty()) pieces.push_back(text);
     for (const Pair* s : stage) {
       std::vector<std::string_view> next;
       for (std::string_view piece : pieces) {
@@ -209,6 +211,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (prev < piece.size()) next.push_back(piece.substr(prev));
       }
       pieces.swap(next);
+    }
+    // The fused pass must leave the same pieces, as the same views of the text.
+    std::vector<std::string_view> fused;
+    tokenfeed::tokenizer::SplitDeepSeekV3(text, &fused);
+    bool same = fused.size() == pieces.size();
+    for (size_t i = 0; same && i < fused.size(); ++i) {
+      same = fused[i].data() == pieces[i].data() && fused[i].size() == pieces[i].size();
+    }
+    if (!same) {
+      std::fprintf(stderr, "pretokenizer_diff: the fused DeepSeek-V3 pass differs from its stages on %zu bytes\n",
+                   text.size());
+      auto spans_of = [&](const std::vector<std::string_view>& ps) {
+        std::vector<Span> spans;
+        for (std::string_view p : ps) {
+          const auto from = static_cast<uint32_t>(p.data() - text.data());
+          spans.push_back({from, from + static_cast<uint32_t>(p.size())});
+        }
+        return spans;
+      };
+      PrintSpans("fused", text, spans_of(fused));
+      PrintSpans("stages", text, spans_of(pieces));
+      std::abort();
     }
   }
   return 0;

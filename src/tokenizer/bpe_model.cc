@@ -2,10 +2,16 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <unordered_map>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "base/utf8.h"
 #include "tokenizer/byte_level_alphabet.h"
+#include "tokenizer/unicode_class.h"
 
 namespace tokenfeed::tokenizer {
 namespace {
@@ -42,6 +48,43 @@ std::string AlphabetChar(unsigned char b) {
   std::string s;
   AppendUtf8(kByteLevelAlphabet.byte_to_char[b], &s);
   return s;
+}
+
+bool HasNonAscii(std::string_view s) {
+  const char* p = s.data();
+  size_t n = s.size();
+  uint64_t high = 0;
+  for (; n >= 8; p += 8, n -= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    high |= w;
+  }
+  for (; n > 0; ++p, --n) high |= static_cast<unsigned char>(*p);
+  return (high & 0x8080808080808080ULL) != 0;
+}
+
+// The smallest of keys[0, n), for n a multiple of 4. HOT PATH: the merge
+// loops take one per merge; four keys at a time.
+inline int32_t MinKey(const int32_t* keys, size_t n) {
+#if defined(__SSE2__)
+  __m128i m = _mm_set1_epi32(INT32_MAX);
+  for (size_t i = 0; i < n; i += 4) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(keys + i));
+    const __m128i less = _mm_cmplt_epi32(v, m);
+    m = _mm_or_si128(_mm_and_si128(less, v), _mm_andnot_si128(less, m));
+  }
+  __m128i other = _mm_shuffle_epi32(m, _MM_SHUFFLE(1, 0, 3, 2));
+  __m128i less = _mm_cmplt_epi32(other, m);
+  m = _mm_or_si128(_mm_and_si128(less, other), _mm_andnot_si128(less, m));
+  other = _mm_shuffle_epi32(m, _MM_SHUFFLE(2, 3, 0, 1));
+  less = _mm_cmplt_epi32(other, m);
+  m = _mm_or_si128(_mm_and_si128(less, other), _mm_andnot_si128(less, m));
+  return _mm_cvtsi128_si32(m);
+#else
+  int32_t best = INT32_MAX;
+  for (size_t i = 0; i < n; ++i) best = keys[i] < best ? keys[i] : best;
+  return best;
+#endif
 }
 
 bool HeapLess(const BpeScratch::HeapEntry& a, const BpeScratch::HeapEntry& b) {
@@ -131,6 +174,7 @@ Result<BpeModel> BpeModel::Build(const BpeSpec& spec) {
   if (m.simple_bytes_) {
     m.char_level_ = CharLevelBpe::Build(rules, m.merges_, m.byte_ids_, limit,
                                         [&m](uint32_t id) { return m.DecodedBytes(id); });
+    m.boundaries_ = MergeBoundaries::Build(rules, [&m](uint32_t id) { return m.DecodedBytes(id); });
   }
   return m;
 }
@@ -208,26 +252,24 @@ void BpeModel::MergeSmall(BpeScratch* scratch) const {
   int32_t* keys = scratch->keys;
   uint8_t* next = scratch->next;
   uint8_t* prev = scratch->prev;
-  uint32_t* merged = scratch->merged_ids;
   auto key_of = [&](size_t i, size_t j) -> int32_t {
-    MergeRule r = merges_.Find(ids[i], ids[j]);
-    if (r.rank == MergeTable::kNoRank) return kNone;
-    merged[i] = r.merged_id;
-    return static_cast<int32_t>((r.rank << 8) | i);
+    const uint32_t rank = merges_.FindRank(ids[i], ids[j]);
+    if (rank == MergeTable::kNoRank) return kNone;
+    return static_cast<int32_t>((rank << 8) | i);
   };
   for (size_t i = 0; i < n; ++i) {
     next[i] = static_cast<uint8_t>(i + 1);
     prev[i] = static_cast<uint8_t>(i - 1);  // prev[0] is never read
   }
   for (size_t i = 0; i + 1 < n; ++i) keys[i] = key_of(i, i + 1);
-  keys[n - 1] = kNone;
+  const size_t padded = (n + 3) & ~size_t{3};
+  for (size_t i = n - 1; i < padded; ++i) keys[i] = kNone;
   while (true) {
-    int32_t best = kNone;
-    for (size_t i = 0; i < n; ++i) best = keys[i] < best ? keys[i] : best;
+    const int32_t best = MinKey(keys, padded);
     if (best == kNone) break;
     const size_t i = static_cast<size_t>(best) & 0xFF;
     const size_t j = next[i];
-    ids[i] = merged[i];
+    ids[i] = merges_.MergedOf(static_cast<uint32_t>(best) >> 8);
     keys[j] = kNone;
     const size_t k = next[j];
     next[i] = static_cast<uint8_t>(k);
@@ -260,21 +302,14 @@ void BpeModel::MergeShort(BpeScratch* scratch) const {
   int32_t* block_min = scratch->block_min;
   uint8_t* next = scratch->next;
   uint8_t* prev = scratch->prev;
-  uint32_t* merged = scratch->merged_ids;
   const size_t blocks = (n + kBlock - 1) / kBlock;
   for (size_t i = n; i < blocks * kBlock; ++i) keys[i] = kNone;
   auto key_of = [&](size_t i, size_t j) -> int32_t {
-    MergeRule r = merges_.Find(ids[i], ids[j]);
-    if (r.rank == MergeTable::kNoRank) return kNone;
-    merged[i] = r.merged_id;
-    return static_cast<int32_t>((r.rank << 8) | i);
+    const uint32_t rank = merges_.FindRank(ids[i], ids[j]);
+    if (rank == MergeTable::kNoRank) return kNone;
+    return static_cast<int32_t>((rank << 8) | i);
   };
-  auto refresh_block = [&](size_t b) {
-    const int32_t* k = keys + b * kBlock;
-    int32_t m = kNone;
-    for (size_t t = 0; t < kBlock; ++t) m = k[t] < m ? k[t] : m;
-    block_min[b] = m;
-  };
+  auto refresh_block = [&](size_t b) { block_min[b] = MinKey(keys + b * kBlock, kBlock); };
   for (size_t i = 0; i < n; ++i) {
     next[i] = static_cast<uint8_t>(i + 1);
     prev[i] = static_cast<uint8_t>(i - 1);  // prev[0] is never read
@@ -282,13 +317,14 @@ void BpeModel::MergeShort(BpeScratch* scratch) const {
   for (size_t i = 0; i + 1 < n; ++i) keys[i] = key_of(i, i + 1);
   keys[n - 1] = kNone;
   for (size_t b = 0; b < blocks; ++b) refresh_block(b);
+  const size_t padded_blocks = (blocks + 3) & ~size_t{3};
+  for (size_t b = blocks; b < padded_blocks; ++b) block_min[b] = kNone;
   while (true) {
-    int32_t best = kNone;
-    for (size_t b = 0; b < blocks; ++b) best = block_min[b] < best ? block_min[b] : best;
+    const int32_t best = MinKey(block_min, padded_blocks);
     if (best == kNone) break;
     const size_t i = static_cast<size_t>(best) & 0xFF;
     const size_t j = next[i];
-    ids[i] = merged[i];
+    ids[i] = merges_.MergedOf(static_cast<uint32_t>(best) >> 8);
     keys[j] = kNone;
     const size_t k = next[j];
     next[i] = static_cast<uint8_t>(k);
@@ -366,6 +402,11 @@ void BpeModel::MergeLong(BpeScratch* scratch) const {
 }
 
 void BpeModel::EncodePieceUncached(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const {
+  EncodeUncached(piece, scratch, /*use_cache=*/false, out);
+}
+
+void BpeModel::EncodeUncached(std::string_view piece, BpeScratch* scratch, bool use_cache,
+                              std::vector<uint32_t>* out) const {
   if (piece.empty()) return;
   if (ignore_merges_) {
     if (auto id = bytes_index_.Find(piece)) {
@@ -373,12 +414,76 @@ void BpeModel::EncodePieceUncached(std::string_view piece, BpeScratch* scratch, 
       return;
     }
   }
-  if (char_level_) {
-    bool multibyte = false;
-    for (unsigned char b : piece) multibyte |= b >= 0x80;
-    if (multibyte && char_level_->Encode(piece, merges_, out)) return;
+  if (use_cache && boundaries_ && char_level_ && HasNonAscii(piece) && EncodeInParts(piece, scratch, out)) return;
+  EncodeByMerges(piece, scratch, out);
+}
+
+void BpeModel::EncodeByMerges(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const {
+  if (char_level_ && HasNonAscii(piece) && char_level_->Encode(piece, merges_, out)) return;
+  MergeBytes(piece, scratch, out);
+}
+
+// Why the parts' results make up the piece's: where no rule can join the
+// two sides of a boundary, no merge of the byte-level run ever spans it, and
+// then merges on one side never change which merge comes next on the other
+// (the lowest rank, leftmost among equals, restricted to one side is that
+// side's own order). So the piece's tokens are each part's tokens as BPE
+// gives them for the part alone -- what the cache holds.
+// HOT PATH for CJK text.
+bool BpeModel::EncodeInParts(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const {
+  const auto* p = reinterpret_cast<const unsigned char*>(piece.data());
+  const size_t n = piece.size();
+  // Text whose characters all join (most words of alphabetic scripts) gives
+  // up after a few boundaries, leaving the piece whole.
+  constexpr size_t kGiveUpAfter = 4;
+  WordCache& cache = ignore_merges_ ? scratch->segment_cache : scratch->cache;
+  size_t part = 0;       // start of the current part
+  size_t boundaries = 0;
+  bool cut_any = false;
+  char32_t left;
+  size_t i = unicode::DecodeUtf8(p, p + n, &left);
+  while (true) {
+    size_t end = i;
+    if (i < n) {
+      char32_t right;
+      const size_t len = unicode::DecodeUtf8(p + i, p + n, &right);
+      const bool joins = boundaries_->CanJoin(left, right);
+      left = right;
+      i += len;
+      if (joins) {
+        if (!cut_any && ++boundaries >= kGiveUpAfter) return false;
+        continue;
+      }
+    } else if (!cut_any) {
+      return false;
+    }
+    cut_any = true;
+    // The part [part, end).
+    const std::string_view segment = piece.substr(part, end - part);
+    char32_t first_cp;
+    const size_t first_len = unicode::DecodeUtf8(p + part, p + end, &first_cp);
+    if (first_len == segment.size()) {
+      if (first_len == 1) {
+        out->push_back(static_cast<uint32_t>(byte_ids_[p[part]]));
+      } else if (!char_level_->AppendCharTokens(p + part, first_len, out)) {
+        EncodeByMerges(segment, scratch, out);
+      }
+    } else if (segment.size() <= WordCache::kMaxWordBytes) {
+      const WordCache::Key key = WordCache::MakeKey(segment);
+      std::span<const uint32_t> hit;
+      if (cache.Find(segment, key, &hit)) {
+        out->insert(out->end(), hit.begin(), hit.end());
+      } else {
+        const size_t before = out->size();
+        EncodeByMerges(segment, scratch, out);
+        cache.Insert(segment, key, std::span<const uint32_t>(out->data() + before, out->size() - before));
+      }
+    } else {
+      EncodeByMerges(segment, scratch, out);
+    }
+    if (end == n) return true;
+    part = end;
   }
-  EncodePieceByteLevel(piece, scratch, out);
 }
 
 void BpeModel::EncodePieceByteLevel(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const {
@@ -389,6 +494,10 @@ void BpeModel::EncodePieceByteLevel(std::string_view piece, BpeScratch* scratch,
       return;
     }
   }
+  MergeBytes(piece, scratch, out);
+}
+
+void BpeModel::MergeBytes(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const {
   scratch->symbols.clear();
   InitialSymbols(piece, &scratch->symbols);
   if (scratch->symbols.size() <= BpeScratch::kMediumLimit) {
@@ -399,28 +508,10 @@ void BpeModel::EncodePieceByteLevel(std::string_view piece, BpeScratch* scratch,
   out->insert(out->end(), scratch->symbols.begin(), scratch->symbols.end());
 }
 
-void BpeModel::EncodePiece(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const {
-  if (piece.empty()) return;
-  if (piece.size() == 1 && simple_bytes_) {
-    out->push_back(static_cast<uint32_t>(byte_ids_[static_cast<unsigned char>(piece[0])]));
-    return;
-  }
-  if (piece.size() > WordCache::kMaxWordBytes) {
-    EncodePieceUncached(piece, scratch, out);
-    return;
-  }
-  const WordCache::Key key = WordCache::MakeKey(piece);
-  std::span<const uint32_t> hit;
-  if (scratch->cache.Find(piece, key, &hit)) {
-    if (hit.size() == 1) {
-      out->push_back(hit[0]);
-    } else {
-      out->insert(out->end(), hit.begin(), hit.end());
-    }
-    return;
-  }
-  size_t before = out->size();
-  EncodePieceUncached(piece, scratch, out);
+void BpeModel::EncodeAndCache(std::string_view piece, const WordCache::Key& key, BpeScratch* scratch,
+                              std::vector<uint32_t>* out) const {
+  const size_t before = out->size();
+  EncodeUncached(piece, scratch, /*use_cache=*/true, out);
   scratch->cache.Insert(piece, key, std::span<const uint32_t>(out->data() + before, out->size() - before));
 }
 

@@ -17,6 +17,7 @@
 
 #include "tokenfeed/status.h"
 #include "tokenizer/char_level_bpe.h"
+#include "tokenizer/merge_boundaries.h"
 #include "tokenizer/merge_table.h"
 #include "tokenizer/token_index.h"
 #include "tokenizer/word_cache.h"
@@ -43,12 +44,15 @@ struct BpeScratch {
   static constexpr size_t kMediumLimit = 255;
   static constexpr size_t kBlock = 16;
   WordCache cache;
+  // Results of parts of pieces (MergeBoundaries) for models with
+  // ignore_merges, where a part's merge result may differ from what the
+  // whole-word rule gives the same bytes as a piece.
+  WordCache segment_cache{1 << 12};
   std::vector<uint32_t> symbols;
   alignas(64) int32_t keys[256];
   int32_t block_min[256 / kBlock];
   uint8_t next[kMediumLimit];
   uint8_t prev[kMediumLimit];
-  uint32_t merged_ids[kMediumLimit];
   struct Node {
     uint32_t id;
     int32_t prev;
@@ -68,8 +72,28 @@ class BpeModel {
   static Result<BpeModel> Build(const BpeSpec& spec);
 
   // Appends the ids of `piece` (raw bytes) to `out`.
-  // HOT PATH: the cache probe, then the merge loop on a miss.
-  void EncodePiece(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const;
+  // HOT PATH: the cache probe inline, the merge loop out of line on a miss.
+  void EncodePiece(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const {
+    if (piece.size() - 1 < WordCache::kMaxWordBytes) {  // 1 to kMaxWordBytes bytes
+      if (piece.size() == 1 && simple_bytes_) {
+        out->push_back(static_cast<uint32_t>(byte_ids_[static_cast<unsigned char>(piece[0])]));
+        return;
+      }
+      const WordCache::Key key = WordCache::MakeKey(piece);
+      std::span<const uint32_t> hit;
+      if (scratch->cache.Find(piece, key, &hit)) {
+        if (hit.size() == 1) {
+          out->push_back(hit[0]);
+        } else {
+          out->insert(out->end(), hit.begin(), hit.end());
+        }
+        return;
+      }
+      EncodeAndCache(piece, key, scratch, out);
+      return;
+    }
+    if (!piece.empty()) EncodeUncached(piece, scratch, /*use_cache=*/true, out);
+  }
 
   // The same without the cache (tests compare the two).
   void EncodePieceUncached(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const;
@@ -95,12 +119,27 @@ class BpeModel {
   // Appends the initial symbols of `piece` (one per byte, after prefixes,
   // suffixes, byte fallback and unknown handling) to `symbols`.
   void InitialSymbols(std::string_view piece, std::vector<uint32_t>* symbols) const;
+  // A cache miss: encodes `piece` and caches its ids under `key`.
+  void EncodeAndCache(std::string_view piece, const WordCache::Key& key, BpeScratch* scratch,
+                      std::vector<uint32_t>* out) const;
+  // EncodePieceUncached, looking parts of a multi-byte piece up in the
+  // scratch's caches when `use_cache`.
+  void EncodeUncached(std::string_view piece, BpeScratch* scratch, bool use_cache, std::vector<uint32_t>* out) const;
+  // The merge loop alone (no ignore_merges rule): the character-level
+  // shortcut where it applies, the byte-level loop otherwise.
+  void EncodeByMerges(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const;
+  void MergeBytes(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const;
+  // Cuts a multi-byte piece where no merge can join (MergeBoundaries) and
+  // encodes the parts through the cache; false (appending nothing) when
+  // there is nothing worth cutting.
+  bool EncodeInParts(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const;
   void MergeSmall(BpeScratch* scratch) const;
   void MergeShort(BpeScratch* scratch) const;
   void MergeLong(BpeScratch* scratch) const;
 
   MergeTable merges_;
   std::shared_ptr<const CharLevelBpe> char_level_;  // null when the shortcut does not apply
+  std::shared_ptr<const MergeBoundaries> boundaries_;  // likewise
   TokenIndex bytes_index_;  // raw bytes -> id, for tokens spelled in the alphabet
   TokenIndex text_index_;   // tokenizer.json text -> id
   std::string text_arena_;

@@ -73,8 +73,8 @@ std::unique_ptr<CharLevelBpe> CharLevelBpe::Build(const std::vector<MergeTable::
   c->lefts_of_right_.resize(id_limit);
   c->rights_of_left_.resize(id_limit);
   for (const MergeTable::Rule& r : crossing) {
-    c->lefts_of_right_[r.right].push_back({std::string(token_bytes(r.left)), r.merged});
-    c->rights_of_left_[r.left].push_back({std::string(token_bytes(r.right)), r.merged});
+    c->lefts_of_right_[r.right].push_back({std::string(token_bytes(r.left)), r.left, r.merged});
+    c->rights_of_left_[r.left].push_back({std::string(token_bytes(r.right)), r.right, r.merged});
   }
 
   // A crossing rule whose left side is whole characters can fire once that
@@ -103,6 +103,7 @@ std::unique_ptr<CharLevelBpe> CharLevelBpe::Build(const std::vector<MergeTable::
   }
 
   c->bmp_.resize(0x10000);
+  c->rule_ranks_.resize(0x10000);
   unsigned char buf[3];
   for (uint32_t cp = 0; cp < 0x10000; ++cp) {
     if (cp >= 0xD800 && cp <= 0xDFFF) continue;  // surrogates are never in valid UTF-8
@@ -183,16 +184,42 @@ void CharLevelBpe::ComputeInfo(const MergeTable& merges, const unsigned char* by
   for (size_t i = 0; i < n; ++i) info->syms[i] = syms[i];
   info->nsyms = static_cast<uint8_t>(n);
   info->birth = birth;
+  // A rule counts only with its effective rank: a pair listed twice takes
+  // its last rank, as crossing_ does.
+  RuleRanks& ranks = rule_ranks_[static_cast<size_t>(info - bmp_.data())];
+  auto add_ranks = [this](std::vector<uint32_t>* found, uint32_t* begin, uint32_t* count) {
+    std::sort(found->begin(), found->end());
+    found->erase(std::unique(found->begin(), found->end()), found->end());
+    *begin = static_cast<uint32_t>(rank_pool_.size());
+    *count = static_cast<uint32_t>(found->size());
+    rank_pool_.insert(rank_pool_.end(), found->begin(), found->end());
+  };
+  std::vector<uint32_t> found;
   info->suf_begin = static_cast<uint32_t>(edges_.size());
   for (const Edge& e : suf) {
-    if (cross_left_[e.id]) edges_.push_back(e);
+    if (!cross_left_[e.id]) continue;
+    edges_.push_back(e);
+    for (const Partner& right : rights_of_left_[e.id]) {
+      if (right.rank > e.death || crossing_.Find(e.id, right.id).merged_id != right.rank) continue;
+      info->suf_rules |= RuleBit(right.rank);
+      found.push_back(right.rank);
+    }
   }
   info->nsuf = static_cast<uint16_t>(edges_.size() - info->suf_begin);
+  add_ranks(&found, &ranks.suf_begin, &ranks.nsuf);
+  found.clear();
   info->pre_begin = static_cast<uint32_t>(edges_.size());
   for (const Edge& e : pre) {
-    if (cross_right_[e.id]) edges_.push_back(e);
+    if (!cross_right_[e.id]) continue;
+    edges_.push_back(e);
+    for (const Partner& left : lefts_of_right_[e.id]) {
+      if (left.rank > e.death || crossing_.Find(left.id, e.id).merged_id != left.rank) continue;
+      info->pre_rules |= RuleBit(left.rank);
+      found.push_back(left.rank);
+    }
   }
   info->npre = static_cast<uint16_t>(edges_.size() - info->pre_begin);
+  add_ranks(&found, &ranks.pre_begin, &ranks.npre);
 }
 
 const CharLevelBpe::CharInfo* CharLevelBpe::Lookup(const unsigned char* p, size_t len) const {
@@ -206,19 +233,22 @@ const CharLevelBpe::CharInfo* CharLevelBpe::Lookup(const unsigned char* p, size_
 }
 
 bool CharLevelBpe::Dangerous(const CharInfo& left, const CharInfo& right) const {
-  if (left.nsuf == 0 || right.npre == 0) return false;
-  const Edge* suf = edges_.data() + left.suf_begin;
-  const Edge* pre = edges_.data() + right.pre_begin;
-  for (size_t a = 0; a < left.nsuf; ++a) {
-    for (size_t b = 0; b < right.npre; ++b) {
-      // The rule can fire only while both sides are alive: both are consumed
-      // by their characters' merges no later than these death ranks, and
-      // every merge before a symbol's death is taken at or below that rank.
-      MergeRule r = crossing_.Find(suf[a].id, pre[b].id);
-      if (r.rank == MergeTable::kNoRank) continue;
-      const uint32_t rank = r.merged_id;  // the vocabulary rank (see Build)
-      if (rank <= suf[a].death && rank <= pre[b].death) return true;
-    }
+  // A crossing rule can fire only while both sides are alive: both are
+  // consumed by their characters' merges no later than their death ranks,
+  // and every merge before a symbol's death is taken at or below that rank.
+  // So: is there a rule that the left character's suffix edges admit and the
+  // right one's prefix edges admit too?
+  const RuleRanks& l = rule_ranks_[static_cast<size_t>(&left - bmp_.data())];
+  const RuleRanks& r = rule_ranks_[static_cast<size_t>(&right - bmp_.data())];
+  const uint32_t* a = rank_pool_.data() + l.suf_begin;
+  const uint32_t* b = rank_pool_.data() + r.pre_begin;
+  size_t na = l.nsuf, nb = r.npre;
+  if (na > nb) {
+    std::swap(a, b);
+    std::swap(na, nb);
+  }
+  for (size_t i = 0; i < na; ++i) {
+    if (std::binary_search(b, b + nb, a[i])) return true;
   }
   return false;
 }
@@ -268,7 +298,7 @@ bool CharLevelBpe::Encode(std::string_view piece, const MergeTable& merges, std:
   starts[chars] = static_cast<uint8_t>(n);  // n <= 255
   size_t undisturbed = chars;
   for (size_t c = 0; c + 1 < chars; ++c) {
-    if (Dangerous(*infos[c], *infos[c + 1])) {
+    if ((infos[c]->suf_rules & infos[c + 1]->pre_rules) != 0 && Dangerous(*infos[c], *infos[c + 1])) {
       undisturbed -= !disturbed[c] + !disturbed[c + 1];
       disturbed[c] = disturbed[c + 1] = true;
     }
@@ -323,14 +353,12 @@ bool CharLevelBpe::Encode(std::string_view piece, const MergeTable& merges, std:
   // The merge loop of the byte-level run, with each merge due at the later of
   // its own time and the births of its two sides.
   int64_t keys[256];
-  uint32_t merged[256];
   uint32_t eff_of[256];
   uint8_t next[256], prev[256];
   auto key_of = [&](size_t i, size_t j) -> int64_t {
-    MergeRule r = merges.Find(ids[i], ids[j]);
-    if (r.rank == MergeTable::kNoRank) return kNoKey;
-    merged[i] = r.merged_id;
-    uint32_t own = PackTime(r.rank, off[i]);
+    const uint32_t rank = merges.FindRank(ids[i], ids[j]);
+    if (rank == MergeTable::kNoRank) return kNoKey;
+    uint32_t own = PackTime(rank, off[i]);
     uint32_t eff = std::max(own, std::max(birth[i], birth[j]));
     eff_of[i] = eff;
     return (static_cast<int64_t>(eff) << 31) | own;
@@ -351,7 +379,7 @@ bool CharLevelBpe::Encode(std::string_view piece, const MergeTable& merges, std:
     if (best == kNoKey) break;
     const size_t at = index_of_offset[best & 0xFF];
     const size_t j = next[at];
-    ids[at] = merged[at];
+    ids[at] = merges.MergedOf(static_cast<uint32_t>((best & 0x7FFFFFFF) >> 8) - 1);  // own's rank
     birth[at] = eff_of[at];
     keys[j] = kNoKey;
     const size_t k = next[j];

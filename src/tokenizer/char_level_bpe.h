@@ -39,6 +39,16 @@ class CharLevelBpe {
   // keeps no pointer to it, so the model stays freely movable).
   bool Encode(std::string_view piece, const MergeTable& merges, std::vector<uint32_t>* out) const;
 
+  // Appends the tokens byte-level BPE gives the one character at `p`
+  // (`len` bytes, 1 to 3) on its own, and returns true; false (appending
+  // nothing) for a character the table does not hold.
+  bool AppendCharTokens(const unsigned char* p, size_t len, std::vector<uint32_t>* out) const {
+    const CharInfo* info = Lookup(p, len);
+    if (info == nullptr) return false;
+    out->insert(out->end(), info->syms, info->syms + info->nsyms);
+    return true;
+  }
+
   size_t crossing_rules() const { return crossing_count_; }
 
  private:
@@ -58,7 +68,13 @@ class CharLevelBpe {
     uint16_t nsuf = 0;
     uint16_t npre = 0;
     uint8_t nsyms = 0;   // 0: not usable (a surrogate)
+    // One bit (RuleBit) for each crossing rule that could take an edge
+    // symbol of this side while it lives: when the left character's suffix
+    // bits and the right one's prefix bits share none, Dangerous is false.
+    uint32_t suf_rules = 0;
+    uint32_t pre_rules = 0;
   };
+  static uint32_t RuleBit(uint32_t rank) { return 1u << ((rank * 0x9E3779B1u) >> 27); }
 
   CharLevelBpe() = default;
   // `extra_suf` / `extra_pre`: crossing-rule operands made of whole
@@ -84,10 +100,21 @@ class CharLevelBpe {
   // bytes and the rule's rank; for each left operand, its right partners'.
   struct Partner {
     std::string bytes;
+    uint32_t id;    // the other operand
     uint32_t rank;
   };
   std::vector<std::vector<Partner>> lefts_of_right_;
   std::vector<std::vector<Partner>> rights_of_left_;
+  // By code point: the ranks of the crossing rules that could take one of
+  // the character's suffix (prefix) edge symbols while it lives, sorted, in
+  // rank_pool_. Dangerous is whether a left character's suffix ranks and a
+  // right one's prefix ranks share one.
+  struct RuleRanks {
+    uint32_t suf_begin = 0, pre_begin = 0;
+    uint32_t nsuf = 0, npre = 0;
+  };
+  std::vector<RuleRanks> rule_ranks_;
+  std::vector<uint32_t> rank_pool_;
 };
 
 }  // namespace tokenfeed::tokenizer

@@ -25,7 +25,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tokenizer/char_class_runs.h"
+#include "tokenizer/deepseek_scan.h"
 #include "tokenizer/fast_matchers.h"
 #include "tokenizer/split_matcher.h"
 #include "tokenizer/unicode_class.h"
@@ -57,12 +57,7 @@ class DigitsScanner final : public SplitMatcher {
         continue;
       }
       const uint8_t* const start = p;
-      p += c.len;
-      for (int i = 1; i < 3 && p < end; ++i) {
-        c = CharAt(p, end);
-        if (!(c.mask & kNumber)) break;
-        p += c.len;
-      }
+      p = deepseek::DigitGroupEnd(p, end, c.len);
       out->push_back(MakeSpan(begin, start, p));
     }
   }
@@ -71,10 +66,6 @@ class DigitsScanner final : public SplitMatcher {
 
 // U+3040-U+30FF (E3 81 80 - E3 83 BF) and U+4E00-U+9FA5 (E4 B8 80 - E9 BE A5)
 // are three-byte characters with a lead byte in E3-E9.
-inline bool IsDeepSeekCjk(char32_t cp) {
-  return (cp >= 0x4E00 && cp <= 0x9FA5) || (cp >= 0x3040 && cp <= 0x30FF);
-}
-
 class CjkScanner final : public SplitMatcher {
  public:
   // Hot path: bytes outside E3-E9 cannot start a match.
@@ -92,7 +83,7 @@ class CjkScanner final : public SplitMatcher {
         len = DecodeMultibyteUtf8(p, end, &cp);
         cp = 0;
       }
-      if (IsDeepSeekCjk(cp)) {
+      if (deepseek::IsCjk(cp)) {
         if (run == nullptr) run = p;
       } else if (run != nullptr) {
         out->push_back(MakeSpan(begin, run, p));
@@ -105,51 +96,12 @@ class CjkScanner final : public SplitMatcher {
   std::string_view name() const override { return "fast:deepseek-v3-cjk"; }
 };
 
-constexpr uint16_t kLetterMark = kLetter | kMark;
-constexpr uint16_t kPunctSymbol = kPunctuation | kSymbol;
-
 class MainScanner final : public SplitMatcher {
  public:
-  // Hot path.
   void FindMatches(std::string_view text, std::vector<Span>* out) const override {
     const uint8_t* const begin = reinterpret_cast<const uint8_t*>(text.data());
-    const uint8_t* const end = begin + text.size();
-    const uint8_t* p = begin;
-    while (p < end) {
-      const uint8_t* const start = p;
-      const CharInfo c0 = CharAt(p, end);
-      const uint8_t* const next = p + c0.len;
-      if (c0.mask & kLetterMark) {
-        p = SkipWhileAny(next, end, kLetterMark);  // B2 without prefix
-      } else if (c0.mask & kPunctSymbol) {
-        if ((c0.mask & kAsciiPunctuation) && next < end && *next < 0x80 &&
-            (kAsciiClassMask[*next] & kAsciiLetter)) {
-          p = SkipAsciiLetters(next + 1, end);  // B1
-        } else {
-          p = SkipCrLf(SkipWhileAny(next, end, kPunctSymbol), end);  // B3
-        }
-      } else if (c0.mask & kWhiteSpace) {
-        p = nullptr;
-        if (next < end) {
-          const CharInfo c1 = CharAt(next, end);
-          if ((c1.mask & kLetterMark) && !(c0.mask & kCrLf)) {
-            p = SkipWhileAny(next + c1.len, end, kLetterMark);  // B2 with a space-like prefix
-          } else if (c0.cp == ' ' && (c1.mask & kPunctSymbol)) {
-            p = SkipCrLf(SkipWhileAny(next + c1.len, end, kPunctSymbol), end);  // B3
-          }
-        }
-        if (p == nullptr) p = MatchWhiteSpaceTail<true>(start, end);  // B4-B6
-      } else {
-        // Number, control, format, private use, unassigned: only B2 with a prefix.
-        const CharInfo c1 = next < end ? CharAt(next, end) : CharInfo{0, 0, 0};
-        if (!(c1.mask & kLetterMark)) {
-          p = next;  // no match starts here
-          continue;
-        }
-        p = SkipWhileAny(next + c1.len, end, kLetterMark);
-      }
-      out->push_back(MakeSpan(begin, start, p));
-    }
+    deepseek::ScanMain(begin, begin + text.size(),
+                       [&](const uint8_t* from, const uint8_t* to) { out->push_back(MakeSpan(begin, from, to)); });
   }
   std::string_view name() const override { return "fast:deepseek-v3-main"; }
 };

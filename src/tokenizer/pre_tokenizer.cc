@@ -4,6 +4,8 @@
 
 #include <utf8proc.h>
 
+#include "tokenizer/deepseek_pretokenizer.h"
+
 namespace tokenfeed::tokenizer {
 namespace {
 
@@ -113,7 +115,44 @@ void FindNumericChars(std::string_view text, std::vector<Span>* out) {
 
 }  // namespace
 
-PreTokenizer::PreTokenizer(std::vector<PreTokenizerStage> stages) : stages_(std::move(stages)) {}
+namespace {
+
+std::string DescribeStages(const std::vector<PreTokenizerStage>& stages) {
+  std::string s;
+  for (size_t i = 0; i < stages.size(); ++i) {
+    const PreTokenizerStage& st = stages[i];
+    if (i) s += " > ";
+    switch (st.kind) {
+      case PreTokenizerStage::Kind::kSplit: s += "Split(" + std::string(st.matcher->name()) + ")"; break;
+      case PreTokenizerStage::Kind::kDigits: s += "Digits"; break;
+      case PreTokenizerStage::Kind::kByteLevel:
+        s += st.matcher ? "ByteLevel(" + std::string(st.matcher->name()) + ")" : "ByteLevel";
+        break;
+    }
+  }
+  return s;
+}
+
+bool IsIsolatedSplit(const PreTokenizerStage& st, std::string_view scanner) {
+  return st.kind == PreTokenizerStage::Kind::kSplit && st.behavior == SplitBehavior::kIsolated && !st.invert &&
+         st.matcher && st.matcher->name() == scanner;
+}
+
+}  // namespace
+
+PreTokenizer::PreTokenizer(std::vector<PreTokenizerStage> stages, bool allow_fused)
+    : description_(DescribeStages(stages)) {
+  for (PreTokenizerStage& st : stages) {
+    const bool no_op = st.kind == PreTokenizerStage::Kind::kByteLevel && !st.add_prefix_space && !st.matcher;
+    if (!no_op) stages_.push_back(std::move(st));
+  }
+  // The scanners' names stand for their patterns: each is proven identical
+  // to Oniguruma on exactly its pattern strings (fast_matchers.h).
+  if (allow_fused && stages_.size() == 3 && IsIsolatedSplit(stages_[0], "fast:deepseek-v3-digits") &&
+      IsIsolatedSplit(stages_[1], "fast:deepseek-v3-cjk") && IsIsolatedSplit(stages_[2], "fast:deepseek-v3-main")) {
+    fused_ = Fused::kDeepSeekV3;
+  }
+}
 
 void PreTokenizer::Run(std::string_view text, PreTokenizeScratch* scratch,
                        std::vector<std::string_view>* pieces) const {
@@ -123,6 +162,14 @@ void PreTokenizer::Run(std::string_view text, PreTokenizeScratch* scratch,
   }
   scratch->owned.clear();
   if (text.empty()) return;
+  if (fused_ == Fused::kDeepSeekV3) {
+    SplitDeepSeekV3(text, pieces);
+    return;
+  }
+  if (stages_.empty()) {
+    pieces->push_back(text);
+    return;
+  }
   RunStage(0, text, scratch, pieces);
 }
 
@@ -164,6 +211,17 @@ void PreTokenizer::RunStage(size_t stage, std::string_view piece, PreTokenizeScr
   } else {
     st.matcher->FindMatches(piece, &matches);
   }
+  if (behavior == SplitBehavior::kIsolated && !invert && stage + 1 == stages_.size()) {
+    // The most common case of all (one Split stage): the pieces are final.
+    uint32_t prev = 0;
+    for (const Span& m : matches) {
+      if (prev != m.begin) pieces->push_back(piece.substr(prev, m.begin - prev));
+      if (m.end != m.begin) pieces->push_back(piece.substr(m.begin, m.end - m.begin));
+      prev = m.end;
+    }
+    if (prev != piece.size()) pieces->push_back(piece.substr(prev));
+    return;
+  }
   if (behavior == SplitBehavior::kIsolated && !invert) {
     // The common case, without building ranges.
     uint32_t prev = 0;
@@ -184,22 +242,6 @@ void PreTokenizer::RunStage(size_t stage, std::string_view piece, PreTokenizeScr
     if (r.is_match) continue;  // removed
     Emit(stage, piece.substr(r.begin, r.end - r.begin), scratch, pieces);
   }
-}
-
-std::string PreTokenizer::Describe() const {
-  std::string s;
-  for (size_t i = 0; i < stages_.size(); ++i) {
-    const PreTokenizerStage& st = stages_[i];
-    if (i) s += " > ";
-    switch (st.kind) {
-      case PreTokenizerStage::Kind::kSplit: s += "Split(" + std::string(st.matcher->name()) + ")"; break;
-      case PreTokenizerStage::Kind::kDigits: s += "Digits"; break;
-      case PreTokenizerStage::Kind::kByteLevel:
-        s += st.matcher ? "ByteLevel(" + std::string(st.matcher->name()) + ")" : "ByteLevel";
-        break;
-    }
-  }
-  return s;
 }
 
 }  // namespace tokenfeed::tokenizer

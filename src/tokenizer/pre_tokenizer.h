@@ -1,7 +1,9 @@
 // PreTokenizer: the "pre_tokenizer" section of a byte-level tokenizer.json
 // (Sequence of Split, Digits and a final ByteLevel), which cuts normalized
 // text into the pieces BPE encodes. Stages run as in the reference: each stage
-// sees only the pieces the previous stage produced, one at a time.
+// sees only the pieces the previous stage produced, one at a time -- or, for
+// a known whole sequence of stages (DeepSeek-V3's), in one fused pass proven
+// to give the same pieces.
 // Immutable after construction: Run may run on many threads at once, each
 // with its own PreTokenizeScratch.
 #pragma once
@@ -43,7 +45,9 @@ struct PreTokenizeScratch {
 
 class PreTokenizer {
  public:
-  explicit PreTokenizer(std::vector<PreTokenizerStage> stages);
+  // `allow_fused` = false always runs the stages one after another (tests
+  // compare the two ways).
+  explicit PreTokenizer(std::vector<PreTokenizerStage> stages, bool allow_fused = true);
 
   // Appends the pieces of `text` to `pieces`, in order; they are views of
   // `text` or of strings owned by `scratch` (valid until its next use).
@@ -51,8 +55,11 @@ class PreTokenizer {
   // scratch vectors have grown.
   void Run(std::string_view text, PreTokenizeScratch* scratch, std::vector<std::string_view>* pieces) const;
 
-  std::string Describe() const;
+  std::string Describe() const { return description_; }
+  // The stages that do something (a ByteLevel stage that adds no space and
+  // splits nothing leaves every piece as it is).
   size_t stage_count() const { return stages_.size(); }
+  bool fused() const { return fused_ != Fused::kNone; }
 
  private:
   void RunStage(size_t stage, std::string_view piece, PreTokenizeScratch* scratch,
@@ -60,7 +67,11 @@ class PreTokenizer {
   void Emit(size_t stage, std::string_view piece, PreTokenizeScratch* scratch,
             std::vector<std::string_view>* pieces) const;
 
+  enum class Fused { kNone, kDeepSeekV3 };
+
   std::vector<PreTokenizerStage> stages_;
+  Fused fused_ = Fused::kNone;
+  std::string description_;
 };
 
 }  // namespace tokenfeed::tokenizer

@@ -111,6 +111,21 @@ TEST(UnicodeClassTest, Unicode16LetterIsPresent) {
   EXPECT_EQ(ClassMaskOf(0x1FFFFF), 0);
 }
 
+// The fused DeepSeek-V3 pre-tokenizer takes a run of CJK ideographs as one
+// letter run without looking each one up (deepseek_pretokenizer.cc).
+TEST(UnicodeClassTest, DeepSeekIdeographRangeIsAllLetters) {
+  for (char32_t cp = 0x4E00; cp <= 0x9FA5; ++cp) ASSERT_TRUE(ClassMaskOf(cp) & kLetter) << std::hex << uint32_t{cp};
+}
+
+// The scanners skip ASCII letter runs 16 bytes at a time (char_class_runs.h).
+TEST(UnicodeClassTest, OnlyAsciiLettersAreAsciiLettersOrMarks) {
+  for (char32_t cp = 0; cp < 0x80; ++cp) {
+    const bool az = (cp >= 'A' && cp <= 'Z') || (cp >= 'a' && cp <= 'z');
+    EXPECT_EQ((ClassMaskOf(cp) & (kLetter | kMark)) != 0, az) << uint32_t{cp};
+    EXPECT_EQ((ClassMaskOf(cp) & kAsciiLetter) != 0, az) << uint32_t{cp};
+  }
+}
+
 TEST(UnicodeClassTest, DecodesEveryCodePoint) {
   for (char32_t cp = 0; cp <= kMaxCodePoint; ++cp) {
     if (IsSurrogate(cp)) continue;

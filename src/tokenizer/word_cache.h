@@ -60,25 +60,27 @@ class WordCache {
     return k;
   }
 
-  explicit WordCache(size_t max_entries = 1 << 14) : max_entries_(max_entries) {
+  explicit WordCache(size_t max_entries = 24576) : max_entries_(max_entries) {
     size_t cap = 16;
-    while (cap < max_entries * 2) cap <<= 1;
+    while (cap * 3 < max_entries * 4) cap <<= 1;  // at most 3/4 full
     slots_.assign(cap, Slot{});
     mask_ = cap - 1;
     long_keys_.reserve(max_entries * 4);
     ids_.reserve(max_entries * 3);
   }
 
-  // HOT PATH. Returns false when `word` is not cached.
+  // HOT PATH. Returns false when `word` is not cached. The ids stay valid
+  // until the next Insert or Clear.
   bool Find(std::string_view word, const Key& key, std::span<const uint32_t>* ids) const {
     size_t i = key.hash & mask_;
     while (true) {
       const Slot& s = slots_[i];
       if (s.len == kEmpty) return false;
       if (s.len == key.len && s.w0 == key.w0 && s.w1 == key.w1 &&
-          (key.len <= 16 || (s.hash == key.hash &&
+          (key.len <= 16 || (s.hash == static_cast<uint32_t>(key.hash) &&
                              std::memcmp(long_keys_.data() + s.key_offset, word.data(), word.size()) == 0))) {
-        *ids = std::span<const uint32_t>(ids_.data() + s.ids_offset, s.ids_len);
+        *ids = s.ids_len == 1 ? std::span<const uint32_t>(&s.value, 1)
+                              : std::span<const uint32_t>(ids_.data() + s.value, s.ids_len);
         return true;
       }
       i = (i + 1) & mask_;
@@ -93,16 +95,20 @@ class WordCache {
     Slot& s = slots_[i];
     s.w0 = key.w0;
     s.w1 = key.w1;
-    s.hash = key.hash;
-    s.len = key.len;
-    s.ids_offset = static_cast<uint32_t>(ids_.size());
-    s.ids_len = static_cast<uint32_t>(ids.size());
+    s.hash = static_cast<uint32_t>(key.hash);
+    s.len = static_cast<uint16_t>(key.len);
+    s.ids_len = static_cast<uint16_t>(ids.size());
     s.key_offset = 0;
     if (word.size() > 16) {
       s.key_offset = static_cast<uint32_t>(long_keys_.size());
       long_keys_.append(word);
     }
-    ids_.insert(ids_.end(), ids.begin(), ids.end());
+    if (ids.size() == 1) {
+      s.value = ids[0];
+    } else {
+      s.value = static_cast<uint32_t>(ids_.size());
+      ids_.insert(ids_.end(), ids.begin(), ids.end());
+    }
     ++size_;
   }
 
@@ -116,15 +122,18 @@ class WordCache {
   size_t size() const { return size_; }
 
  private:
-  static constexpr uint32_t kEmpty = UINT32_MAX;
+  static constexpr uint16_t kEmpty = UINT16_MAX;
+  // 32 bytes: two slots to a cache line. A word of one token (most of them)
+  // keeps the id in the slot itself.
   struct Slot {
     uint64_t w0 = 0, w1 = 0;
-    uint64_t hash = 0;
-    uint32_t len = kEmpty;
-    uint32_t ids_offset = 0;
-    uint32_t ids_len = 0;
+    uint32_t hash = 0;       // low half; compared only for words over 16 bytes
+    uint16_t len = kEmpty;
+    uint16_t ids_len = 0;
+    uint32_t value = 0;      // the id when ids_len is 1, else the offset of the ids in ids_
     uint32_t key_offset = 0;
   };
+  static_assert(sizeof(Slot) == 32);
 
   size_t max_entries_;
   std::vector<Slot> slots_;
