@@ -110,12 +110,20 @@ def main() -> None:
                             "--no-dedup", "--progress", "never"], check=True, capture_output=True)
             # seed: the same ids as JSON messages (cut to 2048 as its producer does)
             tok = tokenfeed.Tokenizer.from_file(str(TOKENIZER))
+            from confluent_kafka.admin import AdminClient, NewTopic
+            admin = AdminClient({"bootstrap.servers": bootstrap})
+            for fut in admin.create_topics([NewTopic("seed", num_partitions=4, replication_factor=1)]).values():
+                fut.result()
+            failures = []
             p = Producer({"bootstrap.servers": bootstrap, "message.max.bytes": 16 << 20, "linger.ms": 20})
             for ids in tok.encode_batch(docs):
                 ids = ids[:2048]
-                p.produce("seed", json.dumps({"input_ids": ids, "attention_mask": [1] * len(ids)}))
+                p.produce("seed", json.dumps({"input_ids": ids, "attention_mask": [1] * len(ids)}),
+                          on_delivery=lambda err, msg: err and failures.append(err))
                 p.poll(0)
             p.flush()
+            if failures:
+                raise SystemExit(f"{len(failures)} seed messages failed: {failures[0]}")
 
             def measure(iterable, count_tokens):
                 t0 = time.perf_counter()

@@ -72,6 +72,8 @@ class SourceStream {
  private:
   explicit SourceStream(SourceConfig config);
   Status LoadWindow();
+  // The topic still has the snapshot's partitions and offsets (embedded log).
+  Status CheckSnapshotStillHolds();
   void SelectDoc();
 
   struct Doc {

@@ -235,7 +235,17 @@ class KafkaPartitionCursor final : public PartitionCursor {
   }
 
   Status Seek(Offset offset) override {
-    TF_ASSIGN_OR_RETURN(kafka::Watermarks w, Watermarks());
+    if (assigned_ && offset == position_) return Status::OK();  // already there: keep the fetch going
+    // The watermarks are asked for only when the offset is outside the range
+    // seen last (a round trip to the broker each time would dominate a
+    // reader that jumps between blocks, like the loader).
+    if (!known_ || offset.value() < known_low_ || offset.value() > known_high_) {
+      TF_ASSIGN_OR_RETURN(kafka::Watermarks fresh, Watermarks());
+      known_ = true;
+      known_low_ = static_cast<uint64_t>(fresh.low);
+      known_high_ = static_cast<uint64_t>(fresh.high);
+    }
+    const kafka::Watermarks w{static_cast<int64_t>(known_low_), static_cast<int64_t>(known_high_)};
     if (offset.value() < static_cast<uint64_t>(w.low) || offset.value() > static_cast<uint64_t>(w.high)) {
       return Status::OutOfRange(uri_ + " partition " + ToString(partition_) + ": offset " + ToString(offset) +
                                 " is outside the stored range " + std::to_string(w.low) + ".." +
@@ -290,6 +300,8 @@ class KafkaPartitionCursor final : public PartitionCursor {
   PartitionId partition_;
   Offset position_;
   bool assigned_ = false;
+  bool known_ = false;
+  uint64_t known_low_ = 0, known_high_ = 0;
   kafka::MessageBatch batch_;
   std::vector<StoredRecordView> views_;
 };
