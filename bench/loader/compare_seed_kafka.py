@@ -85,6 +85,7 @@ def main() -> None:
     ap.add_argument("--docs", type=int, default=20000)
     ap.add_argument("--seq-len", type=int, default=2048)
     ap.add_argument("--batches", type=int, default=300)
+    ap.add_argument("-X", dest="kafka_property", action="append", default=[], help="Kafka property for tokenfeed")
     args = ap.parse_args()
     from confluent_kafka import Producer
 
@@ -125,17 +126,22 @@ def main() -> None:
             if failures:
                 raise SystemExit(f"{len(failures)} seed messages failed: {failures[0]}")
 
-            def measure(iterable, count_tokens):
-                t0 = time.perf_counter()
+            def measure(iterable, count_tokens, warmup=20):
+                # The first batches (connecting, joining the group) are not timed.
                 n = tokens = 0
+                t0 = None
                 for b in iterable:
-                    tokens += count_tokens(b)
                     n += 1
-                    if n == args.batches:
+                    if n == warmup:
+                        t0 = time.perf_counter()
+                    elif n > warmup:
+                        tokens += count_tokens(b)
+                    if n == warmup + args.batches:
                         break
                 return tokens / (time.perf_counter() - t0), n
 
-            ds = tokenfeed.TokenDataset(f"kafka://{bootstrap}/tf", seq_len=args.seq_len, batch_size=8, epochs=0)
+            ds = tokenfeed.TokenDataset(f"kafka://{bootstrap}/tf", seq_len=args.seq_len, batch_size=8, epochs=0,
+                                        kafka_properties=args.kafka_property)
             tf_rate, tf_n = measure(ds, lambda b: int(b["tokens"]))
             seed = DataLoader(SeedKafkaDataset("seed", bootstrap), batch_size=8, collate_fn=collate_to(args.seq_len))
             seed_rate, seed_n = measure(seed, lambda b: int(b[1].sum()))
@@ -143,7 +149,8 @@ def main() -> None:
             if not args.bootstrap:
                 subprocess.run([str(ROOT / "scripts" / "kafka-local"), "--dir", str(state), "stop"],
                                capture_output=True)
-    print(f"{len(docs)} documents on one local broker; seq_len {args.seq_len}, batch 8; {args.batches} batches each")
+    print(f"{len(docs)} documents on one local broker; seq_len {args.seq_len}, batch 8; {args.batches} batches "
+          f"each, timed after 20 warm-up batches")
     print("| loader | tokens/s | tokenfeed / it |")
     print("|---|---:|---:|")
     print(f"| tokenfeed TokenDataset (kafka://, packed) | {tf_rate / 1e6:.2f} M | 1.0x |")

@@ -130,7 +130,12 @@ class LoaderImpl final : public Loader {
   ~LoaderImpl() override { StopThread(); }
 
   Status Init() {
-    topic_config_.kafka_properties = o_.kafka_properties;
+    // The loader's Kafka cursors jump between blocks: a reassigned partition
+    // waits for the fetch in flight, so keep broker-side fetch waits short
+    // (the user's -X settings, applied after, still win).
+    topic_config_.kafka_properties = {"fetch.wait.max.ms=10"};
+    topic_config_.kafka_properties.insert(topic_config_.kafka_properties.end(), o_.kafka_properties.begin(),
+                                          o_.kafka_properties.end());
     // The loader jumps from block to block: read about one batch at a time.
     topic_config_.log_read_buffer_bytes = size_t{1} << 20;
     if (o_.snapshot_json.empty()) {

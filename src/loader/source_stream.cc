@@ -28,11 +28,13 @@ Result<std::unique_ptr<SourceStream>> SourceStream::Open(SourceConfig config) {
   return s;
 }
 
+SourceStream::~SourceStream() { JoinPrefetch(); }
+
 void SourceStream::Seek(const SourcePosition& p) {
   pos_ = p;
-  loaded_ = loaded_epoch_ == p.epoch && loaded_window_ == p.window;
+  loaded_ = cur_window_.epoch == p.epoch && cur_window_.window == p.window && cur_window_.status.ok();
   cur_ = nullptr;
-  if (loaded_ && pos_.doc < order_.size()) SelectDoc();
+  if (loaded_ && pos_.doc < cur_window_.order.size()) SelectDoc();
 }
 
 uint32_t SourceStream::TokenAt(uint32_t i) const {
@@ -42,7 +44,7 @@ uint32_t SourceStream::TokenAt(uint32_t i) const {
 }
 
 void SourceStream::SelectDoc() {
-  cur_ = &docs_[order_[pos_.doc]];
+  cur_ = &cur_window_.docs[cur_window_.order[pos_.doc]];
   cur_len_ = cur_->count + (config_.bos ? 1 : 0) + (config_.eos ? 1 : 0);
 }
 
@@ -57,9 +59,9 @@ Result<bool> SourceStream::Ready() {
     }
     if (!loaded_) {
       TF_RETURN_IF_ERROR(LoadWindow());
-      if (pos_.doc < order_.size()) SelectDoc();
+      if (pos_.doc < cur_window_.order.size()) SelectDoc();
     }
-    if (pos_.doc >= order_.size()) {
+    if (pos_.doc >= cur_window_.order.size()) {
       pos_ = {pos_.epoch, pos_.window + 1, 0, 0};
       loaded_ = false;
       continue;
@@ -67,7 +69,7 @@ Result<bool> SourceStream::Ready() {
     if (cur_len_ == 0 || pos_.token >= cur_len_) {  // an empty document (no ids, no BOS/EOS)
       ++pos_.doc;
       pos_.token = 0;
-      if (pos_.doc < order_.size()) SelectDoc();
+      if (pos_.doc < cur_window_.order.size()) SelectDoc();
       continue;
     }
     return true;
@@ -79,7 +81,7 @@ void SourceStream::Advance(uint32_t n) {
   if (pos_.token >= cur_len_) {
     ++pos_.doc;
     pos_.token = 0;
-    if (pos_.doc < order_.size()) SelectDoc();
+    if (pos_.doc < cur_window_.order.size()) SelectDoc();
   }
 }
 
@@ -105,33 +107,18 @@ Status SourceStream::CheckSnapshotStillHolds() {
   return Status::OK();
 }
 
-Status SourceStream::LoadWindow() {
+const std::vector<uint32_t>& SourceStream::EpochOrder(uint64_t epoch) {
+  auto it = epoch_orders_.find(epoch);
+  if (it != epoch_orders_.end()) return it->second;
+  while (epoch_orders_.size() >= 2) epoch_orders_.erase(epoch_orders_.begin());
+  return epoch_orders_[epoch] =
+             EpochBlockOrder(blocks_, config_.shuffle, config_.seed, config_.source_index, epoch);
+}
+
+Status SourceStream::ReadBlocks(uint32_t partition, const std::vector<Block>& blocks, Window* w) {
   const SourceConfig& c = config_;
-  if (order_epoch_ != pos_.epoch) {
-    epoch_order_ = EpochBlockOrder(blocks_, c.shuffle, c.seed, c.source_index, pos_.epoch);
-    order_epoch_ = pos_.epoch;
-  }
-  // The topic must still hold what the snapshot names (a deleted or
-  // shortened topic is an error, never a hang). For the embedded log this is
-  // a few file checks per window; a Kafka cursor reports a vanished topic or
-  // offset itself, and asking the cluster each window would cost a round trip.
-  if (c.uri.starts_with("log:")) TF_RETURN_IF_ERROR(CheckSnapshotStillHolds());
-  arena_.clear();
-  docs_.clear();
-  const uint64_t first = pos_.window * c.window_blocks;
-  const uint64_t last = std::min<uint64_t>(first + c.window_blocks, epoch_order_.size());
-  // Shuffled, the window's documents are permuted after reading, so its
-  // blocks are read in storage order (fewer, more sequential reads).
-  std::vector<uint32_t> reading(epoch_order_.begin() + static_cast<long>(first),
-                                epoch_order_.begin() + static_cast<long>(last));
-  if (c.shuffle) {
-    std::sort(reading.begin(), reading.end(), [&](uint32_t a, uint32_t b) {
-      return std::tie(blocks_[a].partition, blocks_[a].offset) < std::tie(blocks_[b].partition, blocks_[b].offset);
-    });
-  }
-  for (uint32_t block_index : reading) {
-    const Block& b = blocks_[block_index];
-    topic::PartitionCursor& cursor = *cursors_[b.partition];
+  topic::PartitionCursor& cursor = *cursors_[partition];
+  for (const Block& b : blocks) {
     if (cursor.position() != Offset(b.offset)) TF_RETURN_IF_ERROR(cursor.Seek(Offset(b.offset)));
     uint32_t got = 0;
     while (got < b.count) {
@@ -153,22 +140,138 @@ Status SourceStream::LoadWindow() {
                                            std::to_string(want));
         }
         // Keep the ids 4-aligned in the arena, as the record had them.
-        while (arena_.size() % 4) arena_.push_back('\0');
-        const size_t at = arena_.size();
+        while (w->arena.size() % 4) w->arena.push_back('\0');
+        const size_t at = w->arena.size();
         const size_t bytes = view->ids().size() * view->ids().width_bytes();
-        arena_.append(reinterpret_cast<const char*>(view->ids().data()), bytes);
-        docs_.push_back({at, static_cast<uint32_t>(view->ids().size()),
-                         static_cast<uint8_t>(view->ids().width_bytes())});
+        w->arena.append(reinterpret_cast<const char*>(view->ids().data()), bytes);
+        w->docs.push_back({at, static_cast<uint32_t>(view->ids().size()),
+                           static_cast<uint8_t>(view->ids().width_bytes())});
         ++got;
       }
     }
-    read_upto_[b.partition] = b.offset + b.count;
+    w->read_upto.emplace_back(b.partition, b.offset + b.count);
   }
-  order_ = WindowRecordOrder(static_cast<uint32_t>(docs_.size()), c.shuffle, c.seed, c.source_index, pos_.epoch,
-                             pos_.window);
+  return Status::OK();
+}
+
+void SourceStream::ReadWindow(uint64_t epoch, uint64_t window, Window* w) {
+  const SourceConfig& c = config_;
+  w->epoch = epoch;
+  w->window = window;
+  w->arena.clear();
+  w->docs.clear();
+  w->order.clear();
+  w->read_upto.clear();
+  w->status = Status::OK();
+  const std::vector<uint32_t>& order = EpochOrder(epoch);
+  const uint64_t first = window * c.window_blocks;
+  const uint64_t last = std::min<uint64_t>(first + c.window_blocks, order.size());
+  // Shuffled, the window's documents are permuted after reading, so its
+  // blocks are read in storage order: by partition, then offset. Unshuffled,
+  // the visiting order is the reading order.
+  std::vector<uint32_t> reading(order.begin() + static_cast<long>(first), order.begin() + static_cast<long>(last));
+  if (c.shuffle) {
+    std::sort(reading.begin(), reading.end(), [&](uint32_t a, uint32_t b) {
+      return std::tie(blocks_[a].partition, blocks_[a].offset) < std::tie(blocks_[b].partition, blocks_[b].offset);
+    });
+  }
+  // Each partition's blocks are read by a thread of its own (its own cursor)
+  // into a window of their own; the documents are then put together in
+  // reading order.
+  std::vector<std::vector<Block>> by_partition(cursors_.size());
+  std::vector<std::pair<uint32_t, size_t>> slot_of_block;  // partition, index among its blocks
+  for (uint32_t index : reading) {
+    const Block& b = blocks_[index];
+    slot_of_block.emplace_back(b.partition, by_partition[b.partition].size());
+    by_partition[b.partition].push_back(b);
+  }
+  std::vector<Window> parts(cursors_.size());
+  std::vector<Status> results(cursors_.size());
+  std::vector<std::thread> threads;
+  size_t busy = 0;
+  for (const auto& blocks : by_partition) busy += !blocks.empty();
+  for (uint32_t p = 0; p < by_partition.size(); ++p) {
+    if (by_partition[p].empty()) continue;
+    if (busy == 1) {
+      results[p] = ReadBlocks(p, by_partition[p], &parts[p]);
+    } else {
+      threads.emplace_back([this, &by_partition, &parts, &results, p] {
+        results[p] = ReadBlocks(p, by_partition[p], &parts[p]);
+      });
+    }
+  }
+  for (auto& t : threads) t.join();
+  for (uint32_t p = 0; p < results.size(); ++p) {
+    if (!results[p].ok()) {
+      w->status = results[p];
+      return;
+    }
+  }
+  // Where each block's documents start in its partition's window.
+  std::vector<std::vector<size_t>> first_doc(cursors_.size());
+  for (uint32_t p = 0; p < by_partition.size(); ++p) {
+    size_t at = 0;
+    for (const Block& b : by_partition[p]) {
+      first_doc[p].push_back(at);
+      at += b.count;
+    }
+  }
+  std::vector<size_t> base(cursors_.size(), 0);
+  for (uint32_t p = 0; p < parts.size(); ++p) {
+    if (parts[p].docs.empty()) continue;
+    while (w->arena.size() % 4) w->arena.push_back('\0');
+    base[p] = w->arena.size();
+    w->arena.append(parts[p].arena);
+    w->read_upto.insert(w->read_upto.end(), parts[p].read_upto.begin(), parts[p].read_upto.end());
+  }
+  for (auto [p, k] : slot_of_block) {
+    const size_t from = first_doc[p][k], count = by_partition[p][k].count;
+    for (size_t d = from; d < from + count; ++d) {
+      Doc doc = parts[p].docs[d];
+      doc.ids_at += base[p];
+      w->docs.push_back(doc);
+    }
+  }
+  w->order = WindowRecordOrder(static_cast<uint32_t>(w->docs.size()), c.shuffle, c.seed, c.source_index, epoch,
+                               window);
+}
+
+void SourceStream::JoinPrefetch() {
+  if (prefetch_.joinable()) prefetch_.join();
+}
+
+void SourceStream::StartPrefetch() {
+  uint64_t epoch = pos_.epoch, window = pos_.window + 1;
+  if (window >= windows_per_epoch_) {
+    ++epoch;
+    window = 0;
+  }
+  if (config_.epochs != 0 && epoch >= config_.epochs) return;
+  // EpochOrder's cache is touched by the prefetch thread alone until joined.
+  prefetch_ = std::thread([this, epoch, window] { ReadWindow(epoch, window, &next_window_); });
+}
+
+Status SourceStream::LoadWindow() {
+  JoinPrefetch();
+  // The topic must still hold what the snapshot names (a deleted or
+  // shortened topic is an error, never a hang). For the embedded log this is
+  // a few file checks per window; a Kafka cursor reports a vanished topic or
+  // offset itself, and asking the cluster each window would cost a round trip.
+  if (config_.uri.starts_with("log:")) TF_RETURN_IF_ERROR(CheckSnapshotStillHolds());
+  if (next_window_.epoch == pos_.epoch && next_window_.window == pos_.window && next_window_.status.ok()) {
+    std::swap(cur_window_, next_window_);
+  } else {
+    ReadWindow(pos_.epoch, pos_.window, &cur_window_);
+  }
+  next_window_.epoch = UINT64_MAX;
+  if (!cur_window_.status.ok()) {
+    Status s = cur_window_.status;
+    cur_window_.epoch = UINT64_MAX;
+    return s;
+  }
+  for (auto [p, upto] : cur_window_.read_upto) read_upto_[p] = upto;
   loaded_ = true;
-  loaded_epoch_ = pos_.epoch;
-  loaded_window_ = pos_.window;
+  StartPrefetch();
   return Status::OK();
 }
 

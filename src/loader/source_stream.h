@@ -2,14 +2,18 @@
 // (document_order.h), read window by window through topic cursors, with BOS/
 // EOS added around each document if configured. The position is a small
 // value (epoch, window, document in window, token in document) that can be
-// saved and sought back to. Not thread-safe: used by the loader's prefetch
-// thread only.
+// saved and sought back to. While a window is consumed, the next one is read
+// in the background, each partition's blocks on a thread of their own, so
+// the round trips of a remote topic overlap. Not thread-safe: used by the
+// loader's prefetch thread only (its own helper threads touch only cursors
+// and the window being filled).
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <thread>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,6 +48,7 @@ struct SourcePosition {
 class SourceStream {
  public:
   static Result<std::unique_ptr<SourceStream>> Open(SourceConfig config);
+  ~SourceStream();
 
   // Goes to `p`; the window is read on the next Ready().
   void Seek(const SourcePosition& p);
@@ -65,35 +70,48 @@ class SourceStream {
 
   const SourcePosition& position() const { return pos_; }
   const SourceConfig& config() const { return config_; }
-  uint64_t buffered_bytes() const { return arena_.capacity(); }
+  uint64_t buffered_bytes() const { return cur_window_.arena.capacity() + next_window_.arena.capacity(); }
   // Per partition: the last offset read and the topic's end as of the last window load.
   std::vector<std::string> Lag() const;
 
  private:
-  explicit SourceStream(SourceConfig config);
-  Status LoadWindow();
-  // The topic still has the snapshot's partitions and offsets (embedded log).
-  Status CheckSnapshotStillHolds();
-  void SelectDoc();
-
   struct Doc {
-    size_t ids_at;   // into arena_
+    size_t ids_at;   // into the window's arena
     uint32_t count;  // stored ids
     uint8_t width;   // 2 or 4
   };
+  // One window's records, in memory.
+  struct Window {
+    uint64_t epoch = UINT64_MAX, window = UINT64_MAX;
+    std::string arena;
+    std::vector<Doc> docs;           // in stored order
+    std::vector<uint32_t> order;     // shuffled visiting order
+    std::vector<std::pair<uint32_t, uint64_t>> read_upto;  // partition, end of a block read
+    Status status;
+  };
+
+  explicit SourceStream(SourceConfig config);
+  // Reads window (epoch, window) into *w (on the calling thread, with one
+  // helper thread per partition that has blocks in it).
+  void ReadWindow(uint64_t epoch, uint64_t window, Window* w);
+  Status ReadBlocks(uint32_t partition, const std::vector<Block>& blocks, Window* w);
+  const std::vector<uint32_t>& EpochOrder(uint64_t epoch);
+  // The topic still has the snapshot's partitions and offsets (embedded log).
+  Status CheckSnapshotStillHolds();
+  Status LoadWindow();
+  void StartPrefetch();
+  void JoinPrefetch();
+  void SelectDoc();
 
   SourceConfig config_;
   std::vector<Block> blocks_;
   uint64_t windows_per_epoch_ = 0;
-  uint64_t order_epoch_ = UINT64_MAX;
-  std::vector<uint32_t> epoch_order_;
+  std::map<uint64_t, std::vector<uint32_t>> epoch_orders_;  // at most two epochs
   std::vector<std::unique_ptr<topic::PartitionCursor>> cursors_;
   SourcePosition pos_;
-  bool loaded_ = false;  // the window of pos_ is in memory
-  uint64_t loaded_epoch_ = UINT64_MAX, loaded_window_ = UINT64_MAX;
-  std::string arena_;
-  std::vector<Doc> docs_;          // in stored order
-  std::vector<uint32_t> order_;    // shuffled visiting order
+  bool loaded_ = false;  // cur_window_ is pos_'s window
+  Window cur_window_, next_window_;
+  std::thread prefetch_;
   const Doc* cur_ = nullptr;
   uint32_t cur_len_ = 0;
   std::vector<uint64_t> read_upto_;   // per partition: end of the last block read
@@ -105,7 +123,7 @@ void SourceStream::CopyTokens(uint32_t from, uint32_t n, T* out) const {
   // HOT PATH: widening copy of stored ids (u16 or u32, little-endian), with
   // the BOS and EOS ends handled outside the loop so it vectorizes.
   const uint32_t bos = config_.bos ? 1 : 0;
-  const uint8_t* base = reinterpret_cast<const uint8_t*>(arena_.data()) + cur_->ids_at;
+  const uint8_t* base = reinterpret_cast<const uint8_t*>(cur_window_.arena.data()) + cur_->ids_at;
   uint32_t i = from, k = 0;
   if (bos && i == 0 && k < n) {
     out[k++] = static_cast<T>(*config_.bos);
