@@ -4,7 +4,7 @@
 Every document of the corpus is encoded with one call per document (single
 thread), then as one batch on all cores. Each measurement is the best of
 --repeat runs. Output: one Markdown table row per (tokenizer, engine, mode),
-with tokenfeed's ratio to each peer first.
+with tokenfeed's ratio to each peer first. The engines take turns, run by run.
 
     .venv/bin/python bench/tokenizer/compare_tokenizers.py [--corpus DIR] [--vocab deepseek_v3 ...]
 """
@@ -119,9 +119,17 @@ def main() -> None:
         if not args.skip_all_cores:
             modes.append((f"{cores} threads", ours_batch, hf_batch, tk_batch))
         for mode, fo, fh, ft in modes:
-            to, ntok = best_of(args.repeat, fo)
-            th, _ = best_of(args.repeat, fh)
-            tt = best_of(args.repeat, ft)[0] if tk else None
+            # Interleaved (ours, HF, tiktoken, ours, ...), so that a change in
+            # the machine's speed during the run reaches every engine alike.
+            to = th = tt = float("inf")
+            ntok = 0
+            for _ in range(args.repeat):
+                t, ntok = best_of(1, fo)
+                to = min(to, t)
+                th = min(th, best_of(1, fh)[0])
+                if tk:
+                    tt = min(tt, best_of(1, ft)[0])
+            tt = tt if tk else None
             tk_cell = f"{nbytes / tt / 1e6:.1f}" if tt else "n/a"
             tk_ratio = f"{tt / to:.1f}x" if tt else "n/a"
             print(f"| {vocab} | {mode} | {nbytes / to / 1e6:.1f} | {ntok / to / 1e6:.2f} | {nbytes / th / 1e6:.2f} | "

@@ -57,6 +57,50 @@ nb::ndarray<nb::numpy, T, nb::ndim<1>> ToNumpy(std::vector<T>&& v) {
   return nb::ndarray<nb::numpy, T, nb::ndim<1>>(owned->data(), 1, shape, deleter);
 }
 
+// One Python int per token id, made once: a list of ids is then built by
+// taking references instead of allocating an int per token (ids above 256 are
+// not in Python's own small-int cache). Touched with the GIL held only.
+class IdObjects {
+ public:
+  explicit IdObjects(uint32_t count) {
+    objs_.reserve(count);
+    for (uint32_t id = 0; id < count; ++id) {
+      PyObject* o = PyLong_FromUnsignedLong(id);
+      if (!o) throw nb::python_error();
+      objs_.push_back(o);
+    }
+  }
+  IdObjects(const IdObjects&) = delete;
+  IdObjects& operator=(const IdObjects&) = delete;
+  ~IdObjects() {
+    if (!Py_IsInitialized()) return;
+    for (PyObject* o : objs_) Py_DECREF(o);
+  }
+
+  nb::list ToList(const std::vector<TokenId>& ids) const {
+    PyObject* list = PyList_New(static_cast<Py_ssize_t>(ids.size()));
+    if (!list) throw nb::python_error();
+    for (size_t i = 0; i < ids.size(); ++i) {
+      PyObject* o;
+      if (ids[i] < objs_.size()) {
+        o = objs_[ids[i]];
+        Py_INCREF(o);
+      } else {
+        o = PyLong_FromUnsignedLong(ids[i]);
+        if (!o) {
+          Py_DECREF(list);
+          throw nb::python_error();
+        }
+      }
+      PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), o);
+    }
+    return nb::steal<nb::list>(list);
+  }
+
+ private:
+  std::vector<PyObject*> objs_;
+};
+
 class PyTokenizer {
  public:
   explicit PyTokenizer(std::shared_ptr<const Tokenizer> t) : t_(std::move(t)) {}
@@ -83,6 +127,7 @@ class PyTokenizer {
     std::string_view view = TextOf(text, &storage);
     EncodeOptions o{add_special, split_special, ParsePolicy(utf8)};
     std::vector<TokenId> ids;
+    ids.reserve(view.size() / 4 + 8);
     Status s;
     {
       nb::gil_scoped_release release;
@@ -92,8 +137,8 @@ class PyTokenizer {
     return ids;
   }
 
-  std::vector<TokenId> Encode(nb::handle text, bool add_special, bool split_special, const std::string& utf8) {
-    return EncodeIds(text, add_special, split_special, utf8);
+  nb::list Encode(nb::handle text, bool add_special, bool split_special, const std::string& utf8) {
+    return Ids().ToList(EncodeIds(text, add_special, split_special, utf8));
   }
 
   nb::ndarray<nb::numpy, uint32_t, nb::ndim<1>> EncodeNumpy(nb::handle text, bool add_special, bool split_special,
@@ -116,8 +161,8 @@ class PyTokenizer {
     return in;
   }
 
-  std::vector<std::vector<TokenId>> EncodeBatch(nb::handle texts, bool add_special, bool split_special,
-                                                const std::string& utf8, int num_threads) {
+  nb::list EncodeBatch(nb::handle texts, bool add_special, bool split_special, const std::string& utf8,
+                       int num_threads) {
     BatchInput in = Collect(texts);
     EncodeOptions o{add_special, split_special, ParsePolicy(utf8)};
     std::vector<std::vector<TokenId>> out;
@@ -127,7 +172,10 @@ class PyTokenizer {
       s = t_->EncodeBatch(in.views, &out, o, num_threads);
     }
     ThrowIfError(s);
-    return out;
+    const IdObjects& objs = Ids();
+    nb::list result;
+    for (const std::vector<TokenId>& ids : out) result.append(objs.ToList(ids));
+    return result;
   }
 
   // Flat ids and offsets (CSR): text i is ids[offsets[i]:offsets[i+1]].
@@ -171,7 +219,13 @@ class PyTokenizer {
   const Tokenizer& t() const { return *t_; }
 
  private:
+  const IdObjects& Ids() {
+    if (!ids_) ids_ = std::make_shared<IdObjects>(t_->id_limit());
+    return *ids_;
+  }
+
   std::shared_ptr<const Tokenizer> t_;
+  std::shared_ptr<IdObjects> ids_;  // made on first use
 };
 
 }  // namespace
