@@ -9,9 +9,16 @@ lengths, which DataLoader cannot stack; a collate function cuts or pads them to
 seq_len (the smallest change that lets it run). tokenfeed reads token records
 of the same documents (tokenfeed ingest) with TokenDataset.
 
+Both read the whole topic once (the corpus --copies times), so that neither
+wraps around: TokenDataset with epochs=1 to its end, the seed for as many
+batches as its topic holds documents, less 200 documents (the seed's buffer
+waits, forever, for 100 more messages at the end of a topic). The first 20 batches of each (connecting,
+joining the group) are not timed. The seed's tokens are its real ones (the
+attention mask's sum), not its padding.
+
 Starts a private broker with scripts/kafka-local (or uses --bootstrap).
 
-    .venv/bin/python bench/loader/compare_seed_kafka.py [--corpus DIR] [--docs N]
+    .venv/bin/python bench/loader/compare_seed_kafka.py [--corpus DIR] [--copies N]
 """
 
 from __future__ import annotations
@@ -82,9 +89,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--corpus", default=os.environ.get("TOKENFEED_CORPUS_DIR", str(ROOT.parent / "shared" / "corpus")))
     ap.add_argument("--bootstrap", default="")
-    ap.add_argument("--docs", type=int, default=20000)
+    ap.add_argument("--copies", type=int, default=3, help="times the corpus is repeated in each topic")
+    ap.add_argument("--docs", type=int, default=0, help="use only the first N documents of the corpus (0: all)")
     ap.add_argument("--seq-len", type=int, default=2048)
-    ap.add_argument("--batches", type=int, default=300)
     ap.add_argument("-X", dest="kafka_property", action="append", default=[], help="Kafka property for tokenfeed")
     args = ap.parse_args()
     from confluent_kafka import Producer
@@ -100,7 +107,9 @@ def main() -> None:
             docs = []
             for f in sorted(pathlib.Path(args.corpus).glob("*.jsonl")):
                 docs += [json.loads(line)["text"] for line in open(f, encoding="utf-8")]
-            docs = docs[: args.docs]
+            if args.docs:
+                docs = docs[: args.docs]
+            docs = docs * args.copies
             src = pathlib.Path(tmp) / "docs.jsonl"
             with open(src, "w", encoding="utf-8") as f:
                 for d in docs:
@@ -126,7 +135,7 @@ def main() -> None:
             if failures:
                 raise SystemExit(f"{len(failures)} seed messages failed: {failures[0]}")
 
-            def measure(iterable, count_tokens, warmup=20):
+            def measure(iterable, count_tokens, limit=None, warmup=20):
                 # The first batches (connecting, joining the group) are not timed.
                 n = tokens = 0
                 t0 = None
@@ -136,21 +145,22 @@ def main() -> None:
                         t0 = time.perf_counter()
                     elif n > warmup:
                         tokens += count_tokens(b)
-                    if n == warmup + args.batches:
+                    if n == limit:
                         break
-                return tokens / (time.perf_counter() - t0), n
+                return tokens / (time.perf_counter() - t0), n, tokens
 
-            ds = tokenfeed.TokenDataset(f"kafka://{bootstrap}/tf", seq_len=args.seq_len, batch_size=8, epochs=0,
-                                        kafka_properties=args.kafka_property)
-            tf_rate, tf_n = measure(ds, lambda b: int(b["tokens"]))
+            ds = tokenfeed.TokenDataset(f"kafka://{bootstrap}/tf", seq_len=args.seq_len, batch_size=8, epochs=1,
+                                        shuffle=True, kafka_properties=args.kafka_property)
+            tf_rate, tf_n, tf_tokens = measure(ds, lambda b: int(b["tokens"]))
             seed = DataLoader(SeedKafkaDataset("seed", bootstrap), batch_size=8, collate_fn=collate_to(args.seq_len))
-            seed_rate, seed_n = measure(seed, lambda b: int(b[1].sum()))
+            seed_rate, seed_n, seed_tokens = measure(seed, lambda b: int(b[1].sum()), limit=(len(docs) - 200) // 8)
         finally:
             if not args.bootstrap:
                 subprocess.run([str(ROOT / "scripts" / "kafka-local"), "--dir", str(state), "stop"],
                                capture_output=True)
-    print(f"{len(docs)} documents on one local broker; seq_len {args.seq_len}, batch 8; {args.batches} batches "
-          f"each, timed after 20 warm-up batches")
+    print(f"{len(docs)} documents on one local broker; seq_len {args.seq_len}, batch 8; the whole topic once, "
+          f"timed after 20 warm-up batches: tokenfeed {tf_n} batches ({tf_tokens / 1e6:.1f} M tokens timed), "
+          f"seed {seed_n} batches ({seed_tokens / 1e6:.1f} M tokens timed)")
     print("| loader | tokens/s | tokenfeed / it |")
     print("|---|---:|---:|")
     print(f"| tokenfeed TokenDataset (kafka://, packed) | {tf_rate / 1e6:.2f} M | 1.0x |")

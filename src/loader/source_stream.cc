@@ -122,7 +122,10 @@ Status SourceStream::ReadBlocks(uint32_t partition, const std::vector<Block>& bl
     if (cursor.position() != Offset(b.offset)) TF_RETURN_IF_ERROR(cursor.Seek(Offset(b.offset)));
     uint32_t got = 0;
     while (got < b.count) {
-      TF_ASSIGN_OR_RETURN(auto records, cursor.Read(std::chrono::milliseconds(5000)));
+      // No more than the block needs: the next block often starts where
+      // this one ends (the same partition, in order), and then the cursor
+      // goes on without a seek (which, for Kafka, restarts the fetch).
+      TF_ASSIGN_OR_RETURN(auto records, cursor.Read(std::chrono::milliseconds(5000), b.count - got));
       if (records.empty()) {
         return Status::TimedOut(c.uri + " partition " + std::to_string(b.partition) + ": no record at offset " +
                                 std::to_string(b.offset + got) + " within 5 s, though the snapshot includes it");

@@ -257,7 +257,8 @@ class KafkaPartitionCursor final : public PartitionCursor {
     return Status::OK();
   }
 
-  Result<std::span<const StoredRecordView>> Read(std::chrono::milliseconds wait) override {
+  using PartitionCursor::Read;
+  Result<std::span<const StoredRecordView>> Read(std::chrono::milliseconds wait, size_t max_records) override {
     batch_.Release();
     views_.clear();
     const auto p = static_cast<int32_t>(partition_.value());
@@ -265,7 +266,8 @@ class KafkaPartitionCursor final : public PartitionCursor {
       TF_RETURN_IF_ERROR(consumer_->Assign({{p, static_cast<int64_t>(position_.value())}}));
       assigned_ = true;
     }
-    TF_ASSIGN_OR_RETURN(batch_, consumer_->Poll(kCursorBatchRecords, wait));
+    // What is not taken stays queued in the consumer, in order.
+    TF_ASSIGN_OR_RETURN(batch_, consumer_->Poll(std::min(max_records, kCursorBatchRecords), wait));
     for (const kafka::ConsumedRecord& r : batch_) {
       views_.push_back({Offset(static_cast<uint64_t>(r.offset)), AsBytes(r.value)});
     }

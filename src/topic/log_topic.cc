@@ -1,5 +1,6 @@
 #include "topic/log_topic.h"
 
+#include <algorithm>
 #include <map>
 
 namespace tokenfeed::topic {
@@ -70,16 +71,31 @@ class LogPartitionCursor final : public PartitionCursor {
   LogPartitionCursor(std::unique_ptr<log::Topic> topic, std::unique_ptr<log::PartitionReader> reader)
       : topic_(std::move(topic)), reader_(std::move(reader)) {}
 
-  Status Seek(Offset offset) override { return reader_->Seek(offset); }
-
-  Result<std::span<const StoredRecordView>> Read(std::chrono::milliseconds wait) override {
-    TF_ASSIGN_OR_RETURN(log::BatchView batch, reader_->Read(wait));
+  Status Seek(Offset offset) override {
     records_.clear();
-    for (log::LogRecord r : batch) records_.push_back({r.offset, r.bytes});
-    return std::span<const StoredRecordView>(records_);
+    taken_ = 0;
+    return reader_->Seek(offset);
   }
 
-  Offset position() const override { return reader_->position(); }
+  using PartitionCursor::Read;
+  Result<std::span<const StoredRecordView>> Read(std::chrono::milliseconds wait, size_t max_records) override {
+    if (taken_ == records_.size()) {
+      // The rest of the last batch is handed out first; its bytes stay valid
+      // until the reader's next Read.
+      records_.clear();
+      taken_ = 0;
+      TF_ASSIGN_OR_RETURN(log::BatchView batch, reader_->Read(wait));
+      for (log::LogRecord r : batch) records_.push_back({r.offset, r.bytes});
+    }
+    const size_t n = std::min(max_records, records_.size() - taken_);
+    auto out = std::span<const StoredRecordView>(records_).subspan(taken_, n);
+    taken_ += n;
+    return out;
+  }
+
+  Offset position() const override {
+    return taken_ < records_.size() ? records_[taken_].offset : reader_->position();
+  }
   Result<Offset> EndOffset() override { return reader_->EndOffset(); }
   Result<Offset> StartOffset() override {
     TF_ASSIGN_OR_RETURN(log::TopicDescription d, topic_->Describe());
@@ -90,7 +106,8 @@ class LogPartitionCursor final : public PartitionCursor {
  private:
   std::unique_ptr<log::Topic> topic_;
   std::unique_ptr<log::PartitionReader> reader_;
-  std::vector<StoredRecordView> records_;
+  std::vector<StoredRecordView> records_;  // the reader's last batch
+  size_t taken_ = 0;                       // of records_, handed out
 };
 
 }  // namespace

@@ -119,8 +119,12 @@ class PartitionCursor {
   // OutOfRange when `offset` is outside [start, end].
   virtual Status Seek(Offset offset) = 0;
   // The next records from the cursor's position, at least one unless none
-  // arrived within `wait` (then empty). Valid until the next call.
-  virtual Result<std::span<const StoredRecordView>> Read(std::chrono::milliseconds wait) = 0;
+  // arrived within `wait` (then empty), at most `max_records` (> 0); the
+  // position moves past them and no further, so a reader that wants a given
+  // count leaves the rest for its next Read instead of seeking back. Valid
+  // until the next call.
+  virtual Result<std::span<const StoredRecordView>> Read(std::chrono::milliseconds wait, size_t max_records) = 0;
+  Result<std::span<const StoredRecordView>> Read(std::chrono::milliseconds wait) { return Read(wait, SIZE_MAX); }
   virtual Offset position() const = 0;
   virtual Result<Offset> EndOffset() = 0;
   virtual Result<Offset> StartOffset() = 0;

@@ -1,6 +1,6 @@
 // topic.h over Kafka against the real broker: the writer creates or refuses
 // topics, writes each partition in Append order and is a no-op for nothing;
-// the cursor reads any offset range zero-copy, skips transaction markers, and
+// the cursor reads any offset range zero-copy, at most a given count per Read, skips transaction markers, and
 // reports the stored range; the writer's last record looks past markers; a
 // topic limit below the default batch size is respected, a record above it
 // is a clear error that stops the writer.
@@ -132,6 +132,23 @@ TEST_F(TopicOnKafkaTest, CursorSeeksAndRefusesOffsetsOutsideTheStoredRange) {
   ASSERT_EQ(rest.size(), 90u);
   EXPECT_EQ(rest.front().first, 10u);
   EXPECT_EQ(rest.back().second, want[99]);
+
+  // A limited Read takes no more than asked; the next one goes on from there.
+  ASSERT_TRUE((*c)->Seek(Offset(20)).ok());
+  uint64_t next = 20;
+  for (int rounds = 0; next < 40 && rounds < 100; ++rounds) {
+    auto some = (*c)->Read(milliseconds(5000), 3);
+    ASSERT_TRUE(some.ok()) << some.status().ToString();
+    ASSERT_FALSE(some->empty());
+    ASSERT_LE(some->size(), 3u);
+    for (const auto& r : *some) {
+      ASSERT_EQ(r.offset.value(), next);
+      EXPECT_EQ(std::string(r.bytes.begin(), r.bytes.end()), want[next]);
+      ++next;
+    }
+    EXPECT_EQ((*c)->position(), Offset(next));
+  }
+  EXPECT_GE(next, 40u);
 
   ASSERT_TRUE((*c)->Seek(Offset(100)).ok());  // the end itself is a valid position
   Status past = (*c)->Seek(Offset(101));

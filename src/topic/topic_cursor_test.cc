@@ -1,0 +1,88 @@
+// PartitionCursor over the embedded log: Read hands out at most the count
+// asked for, the position moves past exactly those, and the next Read goes
+// on from there (the rest of a batch is not lost or skipped); Seek drops
+// what was left of a batch.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "base/scoped_temp_dir.h"
+#include "topic/topic.h"
+
+namespace tokenfeed::topic {
+namespace {
+
+using std::chrono::milliseconds;
+
+class LogCursorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    uri_ = "log:" + dir_.path() + "/topics/t";
+    WriterConfig config;
+    config.partitions = 1;
+    auto w = OpenTopicWriter(uri_, config, {PartitionId(0)});
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+    // Two appends: two batches of 60 and 40 records.
+    for (auto [from, to] : {std::pair{0, 60}, std::pair{60, 100}}) {
+      std::vector<std::string> records;
+      for (int i = from; i < to; ++i) records.push_back("record " + std::to_string(i));
+      std::vector<std::span<const uint8_t>> spans;
+      for (const auto& r : records) spans.emplace_back(reinterpret_cast<const uint8_t*>(r.data()), r.size());
+      ASSERT_TRUE((*w)->Append(PartitionId(0), spans).ok());
+    }
+    ASSERT_TRUE((*w)->Close().ok());
+  }
+
+  static std::string Text(const StoredRecordView& r) { return std::string(r.bytes.begin(), r.bytes.end()); }
+
+  ScopedTempDir dir_;
+  std::string uri_;
+};
+
+TEST_F(LogCursorTest, ReadTakesAtMostTheCountAndContinuesWhereItStopped) {
+  auto c = OpenPartitionCursor(uri_, PartitionId(0));
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  uint64_t next = 0;
+  for (int rounds = 0; next < 100 && rounds < 100; ++rounds) {
+    auto batch = (*c)->Read(milliseconds(100), 7);
+    ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+    ASSERT_FALSE(batch->empty());
+    ASSERT_LE(batch->size(), 7u);
+    for (const StoredRecordView& r : *batch) {
+      ASSERT_EQ(r.offset.value(), next);
+      EXPECT_EQ(Text(r), "record " + std::to_string(next));
+      ++next;
+    }
+    EXPECT_EQ((*c)->position(), Offset(next));
+  }
+  EXPECT_EQ(next, 100u);
+  auto none = (*c)->Read(milliseconds(10), 7);
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_TRUE(none->empty());
+}
+
+TEST_F(LogCursorTest, SeekDropsTheRestOfABatch) {
+  auto c = OpenPartitionCursor(uri_, PartitionId(0));
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  auto first = (*c)->Read(milliseconds(100), 5);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_EQ(first->size(), 5u);
+  EXPECT_EQ((*c)->position(), Offset(5));
+  ASSERT_TRUE((*c)->Seek(Offset(70)).ok());
+  EXPECT_EQ((*c)->position(), Offset(70));
+  auto after = (*c)->Read(milliseconds(100), 1000);
+  ASSERT_TRUE(after.ok()) << after.status().ToString();
+  ASSERT_FALSE(after->empty());
+  EXPECT_EQ((*after)[0].offset, Offset(70));
+  EXPECT_EQ(Text((*after)[0]), "record 70");
+  // Without a limit a Read still gives the rest of a batch at most.
+  auto whole = OpenPartitionCursor(uri_, PartitionId(0));
+  ASSERT_TRUE(whole.ok());
+  auto all = (*whole)->Read(milliseconds(100));
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->size(), 60u);
+}
+
+}  // namespace
+}  // namespace tokenfeed::topic
