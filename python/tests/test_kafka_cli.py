@@ -229,3 +229,44 @@ def test_broker_restarted_during_ingest_loses_and_doubles_nothing(tmp_path, big_
             p.kill()
     assert p.returncode == 0, err
     assert records(uri) == want
+
+
+def _batches(ds):
+    return [{k: b[k].clone() for k in ("input_ids", "labels", "position_ids")} for b in ds]
+
+
+def test_token_dataset_reads_kafka_as_it_reads_the_log_and_resumes(tmp_path, corpus, kafka_broker):
+    """The loader over Kafka gives the batches it gives over the log, token for token.
+
+    Small blocks and windows, so that reading jumps between many offsets of
+    every partition (seeks, blocks that continue where the last one ended,
+    blocks that end inside a fetched batch).
+    """
+    import tokenfeed
+
+    d, t = corpus
+    log_uri = f"log:{tmp_path}/ref"
+    kafka_uri = kafka_broker.uri(LocalKafka.new_topic())
+    ingest([d], log_uri, "--partitions", "3")
+    ingest([d], kafka_uri, "--partitions", "3")
+    opts = dict(seq_len=64, batch_size=4, seed=11, block_records=50, window_blocks=4, epochs=1)
+    want = _batches(tokenfeed.TokenDataset(log_uri, **opts))
+    got = _batches(tokenfeed.TokenDataset(kafka_uri, **opts))
+    assert len(want) > 100
+    assert len(got) == len(want)
+    for i, (g, w) in enumerate(zip(got, want)):
+        for k in w:
+            assert g[k].equal(w[k]), f"batch {i}, {k}"
+
+    # Resume over Kafka from a state taken after 37 batches.
+    first = tokenfeed.TokenDataset(kafka_uri, **opts)
+    it = iter(first)
+    for _ in range(37):
+        next(it)
+    state = json.loads(json.dumps(first.state_dict()))
+    again = tokenfeed.TokenDataset(kafka_uri, **opts)
+    again.load_state_dict(state)
+    rest = _batches(again)
+    assert len(rest) == len(want) - 37
+    for i, (g, w) in enumerate(zip(rest, want[37:])):
+        assert g["input_ids"].equal(w["input_ids"]), f"batch {37 + i} after resume"
