@@ -101,6 +101,11 @@ class IdObjects {
   std::vector<PyObject*> objs_;
 };
 
+// A text this long or longer is encoded without the GIL (about 0.2 ms and
+// up, time other Python threads can use); a shorter one keeps it, as giving
+// it up and taking it back is a noticeable part of a short call.
+constexpr size_t kReleaseGilBytes = 8192;
+
 class PyTokenizer {
  public:
   explicit PyTokenizer(std::shared_ptr<const Tokenizer> t) : t_(std::move(t)) {}
@@ -129,7 +134,9 @@ class PyTokenizer {
     std::vector<TokenId> ids;
     ids.reserve(view.size() / 4 + 8);
     Status s;
-    {
+    if (view.size() < kReleaseGilBytes) {
+      s = t_->Encode(view, &ids, o);
+    } else {
       nb::gil_scoped_release release;
       s = t_->Encode(view, &ids, o);
     }
