@@ -12,9 +12,9 @@ of the same documents (tokenfeed ingest) with TokenDataset.
 Both read the whole topic once (the corpus --copies times), so that neither
 wraps around: TokenDataset with epochs=1 to its end, the seed for as many
 batches as its topic holds documents, less 200 documents (the seed's buffer
-waits, forever, for 100 more messages at the end of a topic). The first 20 batches of each (connecting,
-joining the group) are not timed. The seed's tokens are its real ones (the
-attention mask's sum), not its padding.
+waits, forever, for 100 more messages at the end of a topic). The first 20
+batches of each (connecting, joining the group) are not timed. The seed's
+tokens are its real ones (the attention mask's sum), not its padding.
 
 Starts a private broker with scripts/kafka-local (or uses --bootstrap).
 
