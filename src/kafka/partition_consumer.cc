@@ -110,6 +110,24 @@ Status PartitionConsumer::Seek(int32_t partition, int64_t offset) {
   return Status::OK();
 }
 
+Status PartitionConsumer::SetPaused(int32_t partition, bool paused) {
+  Impl& s = *impl_;
+  TF_RETURN_IF_ERROR(s.CheckPartition(partition));
+  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_list_add(list, s.options.topic.c_str(), partition);
+  const rd_kafka_resp_err_t err =
+      paused ? rd_kafka_pause_partitions(s.core->rk(), list) : rd_kafka_resume_partitions(s.core->rk(), list);
+  const rd_kafka_resp_err_t part_err = list->elems[0].err;
+  rd_kafka_topic_partition_list_destroy(list);
+  const char* what = paused ? "Kafka pause" : "Kafka resume";
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return KafkaErrorStatus(err, what, s.Where(partition));
+  if (part_err != RD_KAFKA_RESP_ERR_NO_ERROR) return KafkaErrorStatus(part_err, what, s.Where(partition));
+  return Status::OK();
+}
+
+Status PartitionConsumer::Pause(int32_t partition) { return SetPaused(partition, true); }
+Status PartitionConsumer::Resume(int32_t partition) { return SetPaused(partition, false); }
+
 bool PartitionConsumer::AtEnd(int32_t partition) const {
   const auto* st = impl_->core->Find(impl_->options.topic, partition);
   return st != nullptr && st->at_end;

@@ -40,7 +40,17 @@ class PartitionConsumer {
   // ready. An empty batch means nothing arrived in time (see AllAtEnd).
   Result<MessageBatch> Poll(size_t max_records, std::chrono::milliseconds timeout);
   // Moves an assigned partition; records not yet returned are discarded.
+  // Works on a paused partition too (it stays paused), so that a reader can
+  // move and then resume without fetching anything at the old position.
   Status Seek(int32_t partition, int64_t offset);
+  // Stops (Pause) and restarts (Resume) the fetching of an assigned
+  // partition. Pausing discards what is fetched but not yet returned;
+  // Resume fetches from the offset after the last record returned, or from
+  // the offset of a Seek made while paused. A reader that knows where it
+  // will stop pauses there, so that the consumer does not go on fetching
+  // and decompressing records nobody asks for.
+  Status Pause(int32_t partition);
+  Status Resume(int32_t partition);
 
   // True once the partition has been read up to its high watermark (as of
   // the fetch that found the end) and nothing newer has been returned since.
@@ -58,6 +68,7 @@ class PartitionConsumer {
  private:
   struct Impl;
   explicit PartitionConsumer(std::unique_ptr<Impl> impl);
+  Status SetPaused(int32_t partition, bool paused);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -118,8 +118,16 @@ const std::vector<uint32_t>& SourceStream::EpochOrder(uint64_t epoch) {
 Status SourceStream::ReadBlocks(uint32_t partition, const std::vector<Block>& blocks, Window* w) {
   const SourceConfig& c = config_;
   topic::PartitionCursor& cursor = *cursors_[partition];
-  for (const Block& b : blocks) {
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const Block& b = blocks[i];
     if (cursor.position() != Offset(b.offset)) TF_RETURN_IF_ERROR(cursor.Seek(Offset(b.offset)));
+    if (i == 0 || blocks[i - 1].offset + blocks[i - 1].count != b.offset) {
+      // Nothing after this run of adjacent blocks is read before the next
+      // seek: a Kafka cursor stops fetching there.
+      size_t last = i;
+      while (last + 1 < blocks.size() && blocks[last + 1].offset == blocks[last].offset + blocks[last].count) ++last;
+      TF_RETURN_IF_ERROR(cursor.SetReadEnd(Offset(blocks[last].offset + blocks[last].count)));
+    }
     uint32_t got = 0;
     while (got < b.count) {
       // No more than the block needs: the next block often starts where

@@ -222,8 +222,17 @@ class KafkaTopicWriter final : public TopicWriter {
   Status first_error_;
 };
 
-// Assigns lazily: Seek only moves the position, the next Read (re)assigns the
-// partition there, so an inspect that seeks at once costs one fetch start.
+// Assigns lazily: the first Read assigns the partition at the position, so
+// an inspect that seeks at once costs one fetch start. Later Seeks move the
+// assigned partition (a seek is cheaper than a new assignment, and it can
+// be made while the partition is paused).
+//
+// The read end (SetReadEnd) is what makes block reads cheap: librdkafka
+// goes on fetching a partition after a seek until its queue holds
+// queued.min.messages records, so a reader that takes one block and seeks
+// elsewhere had the fetcher decompress many batches past the block for
+// nothing. Once the record before the end is handed out, the partition is
+// paused; the next Seek moves it while paused and resumes it there.
 class KafkaPartitionCursor final : public PartitionCursor {
  public:
   KafkaPartitionCursor(std::string uri, std::unique_ptr<kafka::PartitionConsumer> consumer, PartitionId partition,
@@ -235,7 +244,8 @@ class KafkaPartitionCursor final : public PartitionCursor {
   }
 
   Status Seek(Offset offset) override {
-    if (assigned_ && offset == position_) return Status::OK();  // already there: keep the fetch going
+    read_end_.reset();
+    if (assigned_ && offset == position_ && !paused_) return Status::OK();  // already there: keep the fetch going
     // The watermarks are asked for only when the offset is outside the range
     // seen last (a round trip to the broker each time would dominate a
     // reader that jumps between blocks, like the loader).
@@ -253,7 +263,14 @@ class KafkaPartitionCursor final : public PartitionCursor {
     }
     batch_.Release();
     position_ = offset;
-    assigned_ = false;
+    if (assigned_) {
+      TF_RETURN_IF_ERROR(Restart());
+    }
+    return Status::OK();
+  }
+
+  Status SetReadEnd(Offset end) override {
+    read_end_ = end;
     return Status::OK();
   }
 
@@ -265,6 +282,10 @@ class KafkaPartitionCursor final : public PartitionCursor {
     if (!assigned_) {
       TF_RETURN_IF_ERROR(consumer_->Assign({{p, static_cast<int64_t>(position_.value())}}));
       assigned_ = true;
+    }
+    if (paused_) {  // reading on from the read end, or from a new one further on
+      if (read_end_ && position_ >= *read_end_) read_end_.reset();
+      TF_RETURN_IF_ERROR(Restart());
     }
     // What is not taken stays queued in the consumer, in order.
     TF_ASSIGN_OR_RETURN(batch_, consumer_->Poll(std::min(max_records, kCursorBatchRecords), wait));
@@ -279,6 +300,10 @@ class KafkaPartitionCursor final : public PartitionCursor {
       if (auto at = consumer_->Position(p); at && static_cast<uint64_t>(*at) > position_.value()) {
         position_ = Offset(static_cast<uint64_t>(*at));
       }
+    }
+    if (read_end_ && position_ >= *read_end_) {
+      TF_RETURN_IF_ERROR(consumer_->Pause(p));
+      paused_ = true;
     }
     return std::span<const StoredRecordView>(views_);
   }
@@ -297,11 +322,29 @@ class KafkaPartitionCursor final : public PartitionCursor {
  private:
   Result<kafka::Watermarks> Watermarks() { return consumer_->QueryWatermarks(static_cast<int32_t>(partition_.value())); }
 
+  // Fetches from position_ on, resuming a paused partition. The resume
+  // comes first and the seek after it: librdkafka 2.0.2 does not wake the
+  // fetcher on a resume (it would start a second later), a seek does; and
+  // a seek after the resume also keeps it from fetching at the old place.
+  // A partition the consumer cannot seek (one stopped by an error, say) is
+  // assigned afresh by the next Read.
+  Status Restart() {
+    const auto p = static_cast<int32_t>(partition_.value());
+    if (paused_) {
+      TF_RETURN_IF_ERROR(consumer_->Resume(p));
+      paused_ = false;
+    }
+    if (!consumer_->Seek(p, static_cast<int64_t>(position_.value())).ok()) assigned_ = false;
+    return Status::OK();
+  }
+
   std::string uri_;
   std::unique_ptr<kafka::PartitionConsumer> consumer_;
   PartitionId partition_;
   Offset position_;
   bool assigned_ = false;
+  bool paused_ = false;  // at the read end: no fetching until the next Seek or Read
+  std::optional<Offset> read_end_;
   bool known_ = false;
   uint64_t known_low_ = 0, known_high_ = 0;
   kafka::MessageBatch batch_;

@@ -93,6 +93,8 @@ class LogPartitionCursor final : public PartitionCursor {
     return out;
   }
 
+  Status SetReadEnd(Offset) override { return Status::OK(); }  // the log reads nothing ahead
+
   Offset position() const override {
     return taken_ < records_.size() ? records_[taken_].offset : reader_->position();
   }

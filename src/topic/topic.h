@@ -125,6 +125,13 @@ class PartitionCursor {
   // until the next call.
   virtual Result<std::span<const StoredRecordView>> Read(std::chrono::milliseconds wait, size_t max_records) = 0;
   Result<std::span<const StoredRecordView>> Read(std::chrono::milliseconds wait) { return Read(wait, SIZE_MAX); }
+  // A promise about the reads up to the next Seek: none at or past `end`
+  // (the loader reads blocks of known extent). A Kafka cursor then stops
+  // its partition's fetch once it has handed out the record before `end`,
+  // instead of fetching and decompressing records that the next Seek would
+  // throw away. A Read past `end` still works (it fetches again), only
+  // slower. Ignored by the embedded log, which reads nothing ahead.
+  virtual Status SetReadEnd(Offset end) = 0;
   virtual Offset position() const = 0;
   virtual Result<Offset> EndOffset() = 0;
   virtual Result<Offset> StartOffset() = 0;

@@ -1,7 +1,8 @@
 // topic.h over Kafka against the real broker: the writer creates or refuses
 // topics, writes each partition in Append order and is a no-op for nothing;
 // the cursor reads any offset range zero-copy, at most a given count per Read, skips transaction markers, and
-// reports the stored range; the writer's last record looks past markers; a
+// reports the stored range, stops fetching at a read end and reads on after
+// seeks and new ends; the writer's last record looks past markers; a
 // topic limit below the default batch size is respected, a record above it
 // is a clear error that stops the writer.
 #include <gtest/gtest.h>
@@ -157,6 +158,68 @@ TEST_F(TopicOnKafkaTest, CursorSeeksAndRefusesOffsetsOutsideTheStoredRange) {
 
   auto none = topic::OpenPartitionCursor(Uri(name), PartitionId(1), Config(0));
   EXPECT_EQ(none.status().code(), StatusCode::kOutOfRange) << none.status().ToString();
+}
+
+// The loader's way of reading: a block, a read end there, a seek elsewhere.
+// The cursor pauses its partition at the end; every seek, a read end that
+// moves further without a seek, and a read past the end must still give the
+// right records at once (a resume alone would leave librdkafka's fetcher
+// asleep for a second, so 24 blocks would take half a minute).
+TEST_F(TopicOnKafkaTest, CursorStopsAtTheReadEndAndReadsOnAfterSeeksAndNewEnds) {
+  const std::string name = CreateTopic(1);
+  auto w = topic::OpenTopicWriter(Uri(name), Config(1));
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  const auto want = Records(0, 3000);
+  ASSERT_TRUE(Append(**w, 0, want).ok());
+  ASSERT_TRUE((*w)->Close().ok());
+  auto opened = topic::OpenPartitionCursor(Uri(name), PartitionId(0), Config(0));
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  PartitionCursor& c = **opened;
+
+  // Reads records [from, to) with Reads of at most what is left, as the loader does.
+  auto read_range = [&](uint64_t from, uint64_t to) {
+    ASSERT_EQ(c.position(), Offset(from));
+    for (uint64_t next = from; next < to;) {
+      auto some = c.Read(milliseconds(5000), to - next);
+      ASSERT_TRUE(some.ok()) << some.status().ToString();
+      ASSERT_FALSE(some->empty()) << "no record at offset " << next;
+      for (const auto& r : *some) {
+        ASSERT_EQ(r.offset.value(), next);
+        ASSERT_EQ(std::string(r.bytes.begin(), r.bytes.end()), want[next]) << "offset " << next;
+        ++next;
+      }
+    }
+    EXPECT_EQ(c.position(), Offset(to));
+  };
+
+  const auto started = std::chrono::steady_clock::now();
+  for (uint64_t i = 0; i < 24; ++i) {
+    const uint64_t from = (i * 7 % 24) * 120 + i % 5;  // out of order, inside and across producer batches
+    ASSERT_TRUE(c.Seek(Offset(from)).ok());
+    ASSERT_TRUE(c.SetReadEnd(Offset(from + 100)).ok());
+    read_range(from, from + 100);
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10));
+
+  // Paused at 600; a new end without a seek, then reading past the end.
+  ASSERT_TRUE(c.Seek(Offset(500)).ok());
+  ASSERT_TRUE(c.SetReadEnd(Offset(600)).ok());
+  read_range(500, 600);
+  ASSERT_TRUE(c.SetReadEnd(Offset(700)).ok());
+  read_range(600, 700);
+  read_range(700, 900);
+  // A seek to where the paused cursor already is.
+  ASSERT_TRUE(c.SetReadEnd(Offset(1000)).ok());
+  read_range(900, 1000);
+  ASSERT_TRUE(c.Seek(Offset(1000)).ok());
+  read_range(1000, 1010);
+  // Back to the start, and to the end of the partition as the read end.
+  ASSERT_TRUE(c.Seek(Offset(0)).ok());
+  ASSERT_TRUE(c.SetReadEnd(Offset(5)).ok());
+  read_range(0, 5);
+  ASSERT_TRUE(c.Seek(Offset(2900)).ok());
+  ASSERT_TRUE(c.SetReadEnd(Offset(3000)).ok());
+  read_range(2900, 3000);
 }
 
 TEST_F(TopicOnKafkaTest, LastRecordAndCursorsSeePastTransactionMarkers) {
