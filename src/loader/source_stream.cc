@@ -107,27 +107,52 @@ Status SourceStream::CheckSnapshotStillHolds() {
   return Status::OK();
 }
 
-const std::vector<uint32_t>& SourceStream::EpochOrder(uint64_t epoch) {
-  auto it = epoch_orders_.find(epoch);
-  if (it != epoch_orders_.end()) return it->second;
-  while (epoch_orders_.size() >= 2) epoch_orders_.erase(epoch_orders_.begin());
-  return epoch_orders_[epoch] =
-             EpochBlockOrder(blocks_, config_.shuffle, config_.seed, config_.source_index, epoch);
+std::vector<uint32_t> SourceStream::WindowReadingOrder(const std::vector<uint32_t>& order, uint64_t window) const {
+  const uint64_t first = window * config_.window_blocks;
+  const uint64_t last = std::min<uint64_t>(first + config_.window_blocks, order.size());
+  // Shuffled, the window's documents are permuted after reading, so its
+  // blocks are read in storage order: by partition, then offset. Unshuffled,
+  // the visiting order is the reading order.
+  std::vector<uint32_t> reading(order.begin() + static_cast<long>(first), order.begin() + static_cast<long>(last));
+  if (config_.shuffle) {
+    std::sort(reading.begin(), reading.end(), [&](uint32_t a, uint32_t b) {
+      return std::tie(blocks_[a].partition, blocks_[a].offset) < std::tie(blocks_[b].partition, blocks_[b].offset);
+    });
+  }
+  return reading;
 }
 
-Status SourceStream::ReadBlocks(uint32_t partition, const std::vector<Block>& blocks, Window* w) {
+const SourceStream::EpochPlan& SourceStream::Plan(uint64_t epoch) {
+  auto it = epoch_plans_.find(epoch);
+  if (it != epoch_plans_.end()) return it->second;
+  while (epoch_plans_.size() >= 2) epoch_plans_.erase(epoch_plans_.begin());
+  EpochPlan& plan = epoch_plans_[epoch];
+  plan.order = EpochBlockOrder(blocks_, config_.shuffle, config_.seed, config_.source_index, epoch);
+  // Each partition's blocks in the order its cursor reads them, all windows
+  // after each other; then the run ends from the back.
+  std::vector<std::vector<uint32_t>> reads(config_.partitions.size());
+  for (uint64_t window = 0; window < windows_per_epoch_; ++window) {
+    for (uint32_t index : WindowReadingOrder(plan.order, window)) reads[blocks_[index].partition].push_back(index);
+  }
+  plan.read_end.assign(blocks_.size(), 0);
+  for (const std::vector<uint32_t>& seq : reads) {
+    for (size_t i = seq.size(); i-- > 0;) {
+      const Block& b = blocks_[seq[i]];
+      const bool next_adjacent = i + 1 < seq.size() && blocks_[seq[i + 1]].offset == b.offset + b.count;
+      plan.read_end[seq[i]] = next_adjacent ? plan.read_end[seq[i + 1]] : b.offset + b.count;
+    }
+  }
+  return plan;
+}
+
+Status SourceStream::ReadBlocks(uint32_t partition, const std::vector<uint32_t>& blocks, const EpochPlan& plan,
+                                Window* w) {
   const SourceConfig& c = config_;
   topic::PartitionCursor& cursor = *cursors_[partition];
-  for (size_t i = 0; i < blocks.size(); ++i) {
-    const Block& b = blocks[i];
+  for (uint32_t index : blocks) {
+    const Block& b = blocks_[index];
     if (cursor.position() != Offset(b.offset)) TF_RETURN_IF_ERROR(cursor.Seek(Offset(b.offset)));
-    if (i == 0 || blocks[i - 1].offset + blocks[i - 1].count != b.offset) {
-      // Nothing after this run of adjacent blocks is read before the next
-      // seek: a Kafka cursor stops fetching there.
-      size_t last = i;
-      while (last + 1 < blocks.size() && blocks[last + 1].offset == blocks[last].offset + blocks[last].count) ++last;
-      TF_RETURN_IF_ERROR(cursor.SetReadEnd(Offset(blocks[last].offset + blocks[last].count)));
-    }
+    TF_RETURN_IF_ERROR(cursor.SetReadEnd(Offset(plan.read_end[index])));
     uint32_t got = 0;
     while (got < b.count) {
       // No more than the block needs: the next block often starts where
@@ -174,27 +199,17 @@ void SourceStream::ReadWindow(uint64_t epoch, uint64_t window, Window* w) {
   w->order.clear();
   w->read_upto.clear();
   w->status = Status::OK();
-  const std::vector<uint32_t>& order = EpochOrder(epoch);
-  const uint64_t first = window * c.window_blocks;
-  const uint64_t last = std::min<uint64_t>(first + c.window_blocks, order.size());
-  // Shuffled, the window's documents are permuted after reading, so its
-  // blocks are read in storage order: by partition, then offset. Unshuffled,
-  // the visiting order is the reading order.
-  std::vector<uint32_t> reading(order.begin() + static_cast<long>(first), order.begin() + static_cast<long>(last));
-  if (c.shuffle) {
-    std::sort(reading.begin(), reading.end(), [&](uint32_t a, uint32_t b) {
-      return std::tie(blocks_[a].partition, blocks_[a].offset) < std::tie(blocks_[b].partition, blocks_[b].offset);
-    });
-  }
+  const EpochPlan& plan = Plan(epoch);
+  const std::vector<uint32_t> reading = WindowReadingOrder(plan.order, window);
   // Each partition's blocks are read by a thread of its own (its own cursor)
   // into a window of their own; the documents are then put together in
   // reading order.
-  std::vector<std::vector<Block>> by_partition(cursors_.size());
+  std::vector<std::vector<uint32_t>> by_partition(cursors_.size());  // block indices
   std::vector<std::pair<uint32_t, size_t>> slot_of_block;  // partition, index among its blocks
   for (uint32_t index : reading) {
     const Block& b = blocks_[index];
     slot_of_block.emplace_back(b.partition, by_partition[b.partition].size());
-    by_partition[b.partition].push_back(b);
+    by_partition[b.partition].push_back(index);
   }
   std::vector<Window> parts(cursors_.size());
   std::vector<Status> results(cursors_.size());
@@ -204,10 +219,10 @@ void SourceStream::ReadWindow(uint64_t epoch, uint64_t window, Window* w) {
   for (uint32_t p = 0; p < by_partition.size(); ++p) {
     if (by_partition[p].empty()) continue;
     if (busy == 1) {
-      results[p] = ReadBlocks(p, by_partition[p], &parts[p]);
+      results[p] = ReadBlocks(p, by_partition[p], plan, &parts[p]);
     } else {
-      threads.emplace_back([this, &by_partition, &parts, &results, p] {
-        results[p] = ReadBlocks(p, by_partition[p], &parts[p]);
+      threads.emplace_back([this, &by_partition, &plan, &parts, &results, p] {
+        results[p] = ReadBlocks(p, by_partition[p], plan, &parts[p]);
       });
     }
   }
@@ -222,9 +237,9 @@ void SourceStream::ReadWindow(uint64_t epoch, uint64_t window, Window* w) {
   std::vector<std::vector<size_t>> first_doc(cursors_.size());
   for (uint32_t p = 0; p < by_partition.size(); ++p) {
     size_t at = 0;
-    for (const Block& b : by_partition[p]) {
+    for (uint32_t index : by_partition[p]) {
       first_doc[p].push_back(at);
-      at += b.count;
+      at += blocks_[index].count;
     }
   }
   std::vector<size_t> base(cursors_.size(), 0);
@@ -236,7 +251,7 @@ void SourceStream::ReadWindow(uint64_t epoch, uint64_t window, Window* w) {
     w->read_upto.insert(w->read_upto.end(), parts[p].read_upto.begin(), parts[p].read_upto.end());
   }
   for (auto [p, k] : slot_of_block) {
-    const size_t from = first_doc[p][k], count = by_partition[p][k].count;
+    const size_t from = first_doc[p][k], count = blocks_[by_partition[p][k]].count;
     for (size_t d = from; d < from + count; ++d) {
       Doc doc = parts[p].docs[d];
       doc.ids_at += base[p];
@@ -258,7 +273,7 @@ void SourceStream::StartPrefetch() {
     window = 0;
   }
   if (config_.epochs != 0 && epoch >= config_.epochs) return;
-  // EpochOrder's cache is touched by the prefetch thread alone until joined.
+  // The epoch plans are touched by the prefetch thread alone until joined.
   prefetch_ = std::thread([this, epoch, window] { ReadWindow(epoch, window, &next_window_); });
 }
 

@@ -94,8 +94,18 @@ class SourceStream {
   // Reads window (epoch, window) into *w (on the calling thread, with one
   // helper thread per partition that has blocks in it).
   void ReadWindow(uint64_t epoch, uint64_t window, Window* w);
-  Status ReadBlocks(uint32_t partition, const std::vector<Block>& blocks, Window* w);
-  const std::vector<uint32_t>& EpochOrder(uint64_t epoch);
+  // One epoch's block order and, per block, where the run of adjacent
+  // blocks that one cursor reads after it without a seek ends (across
+  // windows: unshuffled, a whole partition is one run). The cursor is told
+  // that end, so that a Kafka cursor stops fetching there and nowhere else.
+  struct EpochPlan {
+    std::vector<uint32_t> order;     // block indices in visiting order
+    std::vector<uint64_t> read_end;  // by block index
+  };
+  Status ReadBlocks(uint32_t partition, const std::vector<uint32_t>& blocks, const EpochPlan& plan, Window* w);
+  const EpochPlan& Plan(uint64_t epoch);
+  // The blocks of a window in the order they are read.
+  std::vector<uint32_t> WindowReadingOrder(const std::vector<uint32_t>& order, uint64_t window) const;
   // The topic still has the snapshot's partitions and offsets (embedded log).
   Status CheckSnapshotStillHolds();
   Status LoadWindow();
@@ -106,7 +116,7 @@ class SourceStream {
   SourceConfig config_;
   std::vector<Block> blocks_;
   uint64_t windows_per_epoch_ = 0;
-  std::map<uint64_t, std::vector<uint32_t>> epoch_orders_;  // at most two epochs
+  std::map<uint64_t, EpochPlan> epoch_plans_;  // at most two epochs
   std::vector<std::unique_ptr<topic::PartitionCursor>> cursors_;
   SourcePosition pos_;
   bool loaded_ = false;  // cur_window_ is pos_'s window
