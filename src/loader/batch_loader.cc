@@ -133,10 +133,12 @@ class LoaderImpl final : public Loader {
     // The loader's Kafka cursors jump between blocks: a reassigned partition
     // waits for the fetch in flight, so keep broker-side fetch waits short
     // (the user's -X settings, applied after, still win).
-    // Fetches of about a block (1024 records of a few hundred bytes to a
-    // few KB): after a seek, the rest of a larger fetch is fetched and
-    // decompressed for nothing (4 MiB fetches halved the shuffled rate).
-    topic_config_.kafka_properties = {"fetch.wait.max.ms=10", "max.partition.fetch.bytes=1048576"};
+    // Small fetches: a fetch returns at least one whole producer batch
+    // (ingest batches are up to 1 MB, about 500 KB compressed), and the one
+    // still in flight when a block's cursor pauses is decompressed for
+    // nothing. 256 KiB used ~7 % less CPU per token than 1 MiB, shuffled
+    // (unshuffled the same); 4 MiB halved the shuffled rate.
+    topic_config_.kafka_properties = {"fetch.wait.max.ms=10", "max.partition.fetch.bytes=262144"};
     topic_config_.kafka_properties.insert(topic_config_.kafka_properties.end(), o_.kafka_properties.begin(),
                                           o_.kafka_properties.end());
     // The loader jumps from block to block: read about one batch at a time.
