@@ -77,7 +77,9 @@ struct ReaderOptions {
   // grown to fit a larger batch; sealed segments are memory-mapped and read
   // in place, without a buffer.
   size_t buffer_bytes = size_t{8} << 20;
-  // Checks every batch's CRC32C (the header checksum is always checked).
+  // Checks each batch's CRC32C (the header checksum is always checked): a
+  // batch of a sealed segment the first time this reader reads it, a batch
+  // of the active segment at every read.
   bool verify_checksums = true;
 };
 

@@ -146,9 +146,11 @@ const SourceStream::EpochPlan& SourceStream::Plan(uint64_t epoch) {
 }
 
 Status SourceStream::ReadBlocks(uint32_t partition, const std::vector<uint32_t>& blocks, const EpochPlan& plan,
-                                Window* w) {
+                                Window* w, std::vector<std::pair<uint32_t, uint64_t>>* read_upto) {
   const SourceConfig& c = config_;
   topic::PartitionCursor& cursor = *cursors_[partition];
+  std::vector<char>& arena = w->arenas[partition];
+  std::vector<StoredDoc>& stored = w->stored[partition];
   for (uint32_t index : blocks) {
     const Block& b = blocks_[index];
     if (cursor.position() != Offset(b.offset)) TF_RETURN_IF_ERROR(cursor.Seek(Offset(b.offset)));
@@ -176,16 +178,16 @@ Status SourceStream::ReadBlocks(uint32_t partition, const std::vector<uint32_t>&
                                            std::to_string(want));
         }
         // Keep the ids 4-aligned in the arena, as the record had them.
-        while (w->arena.size() % 4) w->arena.push_back('\0');
-        const size_t at = w->arena.size();
-        const size_t bytes = view->ids().size() * view->ids().width_bytes();
-        w->arena.append(reinterpret_cast<const char*>(view->ids().data()), bytes);
-        w->docs.push_back({at, static_cast<uint32_t>(view->ids().size()),
-                           static_cast<uint8_t>(view->ids().width_bytes())});
+        const size_t at = (arena.size() + 3) & ~size_t{3};
+        arena.insert(arena.end(), at - arena.size(), '\0');
+        const char* ids = reinterpret_cast<const char*>(view->ids().data());
+        arena.insert(arena.end(), ids, ids + view->ids().size() * view->ids().width_bytes());
+        stored.push_back({at, static_cast<uint32_t>(view->ids().size()),
+                          static_cast<uint8_t>(view->ids().width_bytes())});
         ++got;
       }
     }
-    w->read_upto.emplace_back(b.partition, b.offset + b.count);
+    read_upto->emplace_back(b.partition, b.offset + b.count);
   }
   return Status::OK();
 }
@@ -194,7 +196,10 @@ void SourceStream::ReadWindow(uint64_t epoch, uint64_t window, Window* w) {
   const SourceConfig& c = config_;
   w->epoch = epoch;
   w->window = window;
-  w->arena.clear();
+  w->arenas.resize(cursors_.size());
+  w->stored.resize(cursors_.size());
+  for (auto& a : w->arenas) a.clear();
+  for (auto& d : w->stored) d.clear();
   w->docs.clear();
   w->order.clear();
   w->read_upto.clear();
@@ -202,8 +207,8 @@ void SourceStream::ReadWindow(uint64_t epoch, uint64_t window, Window* w) {
   const EpochPlan& plan = Plan(epoch);
   const std::vector<uint32_t> reading = WindowReadingOrder(plan.order, window);
   // Each partition's blocks are read by a thread of its own (its own cursor)
-  // into a window of their own; the documents are then put together in
-  // reading order.
+  // into the partition's arena; the documents are then listed in reading
+  // order.
   std::vector<std::vector<uint32_t>> by_partition(cursors_.size());  // block indices
   std::vector<std::pair<uint32_t, size_t>> slot_of_block;  // partition, index among its blocks
   for (uint32_t index : reading) {
@@ -211,7 +216,7 @@ void SourceStream::ReadWindow(uint64_t epoch, uint64_t window, Window* w) {
     slot_of_block.emplace_back(b.partition, by_partition[b.partition].size());
     by_partition[b.partition].push_back(index);
   }
-  std::vector<Window> parts(cursors_.size());
+  std::vector<std::vector<std::pair<uint32_t, uint64_t>>> read_upto(cursors_.size());
   std::vector<Status> results(cursors_.size());
   std::vector<std::thread> threads;
   size_t busy = 0;
@@ -219,10 +224,10 @@ void SourceStream::ReadWindow(uint64_t epoch, uint64_t window, Window* w) {
   for (uint32_t p = 0; p < by_partition.size(); ++p) {
     if (by_partition[p].empty()) continue;
     if (busy == 1) {
-      results[p] = ReadBlocks(p, by_partition[p], plan, &parts[p]);
+      results[p] = ReadBlocks(p, by_partition[p], plan, w, &read_upto[p]);
     } else {
-      threads.emplace_back([this, &by_partition, &plan, &parts, &results, p] {
-        results[p] = ReadBlocks(p, by_partition[p], plan, &parts[p]);
+      threads.emplace_back([this, &by_partition, &plan, w, &read_upto, &results, p] {
+        results[p] = ReadBlocks(p, by_partition[p], plan, w, &read_upto[p]);
       });
     }
   }
@@ -242,20 +247,14 @@ void SourceStream::ReadWindow(uint64_t epoch, uint64_t window, Window* w) {
       at += blocks_[index].count;
     }
   }
-  std::vector<size_t> base(cursors_.size(), 0);
-  for (uint32_t p = 0; p < parts.size(); ++p) {
-    if (parts[p].docs.empty()) continue;
-    while (w->arena.size() % 4) w->arena.push_back('\0');
-    base[p] = w->arena.size();
-    w->arena.append(parts[p].arena);
-    w->read_upto.insert(w->read_upto.end(), parts[p].read_upto.begin(), parts[p].read_upto.end());
-  }
+  for (const auto& r : read_upto) w->read_upto.insert(w->read_upto.end(), r.begin(), r.end());
+  // The arenas are complete: their addresses no longer change.
   for (auto [p, k] : slot_of_block) {
     const size_t from = first_doc[p][k], count = blocks_[by_partition[p][k]].count;
+    const uint8_t* arena = reinterpret_cast<const uint8_t*>(w->arenas[p].data());
     for (size_t d = from; d < from + count; ++d) {
-      Doc doc = parts[p].docs[d];
-      doc.ids_at += base[p];
-      w->docs.push_back(doc);
+      const StoredDoc& sd = w->stored[p][d];
+      w->docs.push_back({arena + sd.ids_at, sd.count, sd.width});
     }
   }
   w->order = WindowRecordOrder(static_cast<uint32_t>(w->docs.size()), c.shuffle, c.seed, c.source_index, epoch,

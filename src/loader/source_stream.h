@@ -70,24 +70,40 @@ class SourceStream {
 
   const SourcePosition& position() const { return pos_; }
   const SourceConfig& config() const { return config_; }
-  uint64_t buffered_bytes() const { return cur_window_.arena.capacity() + next_window_.arena.capacity(); }
+  uint64_t buffered_bytes() const { return cur_window_.capacity_bytes() + next_window_.capacity_bytes(); }
   // Per partition: the last offset read and the topic's end as of the last window load.
   std::vector<std::string> Lag() const;
 
  private:
   struct Doc {
-    size_t ids_at;   // into the window's arena
-    uint32_t count;  // stored ids
-    uint8_t width;   // 2 or 4
+    const uint8_t* ids;  // into one of the window's arenas
+    uint32_t count;      // stored ids
+    uint8_t width;       // 2 or 4
   };
-  // One window's records, in memory.
+  // Where a partition's reader put a document: an offset into the
+  // partition's arena, which may still grow while it reads.
+  struct StoredDoc {
+    size_t ids_at;
+    uint32_t count;
+    uint8_t width;
+  };
+  // One window's records, in memory. Each partition's ids are read into an
+  // arena of its own (a vector: moving the window keeps the addresses Doc
+  // points to), which keeps its capacity from window to window, so a window
+  // costs one copy of its records and no reallocation once warm.
   struct Window {
     uint64_t epoch = UINT64_MAX, window = UINT64_MAX;
-    std::string arena;
+    std::vector<std::vector<char>> arenas;       // by partition
+    std::vector<std::vector<StoredDoc>> stored;  // by partition, in reading order
     std::vector<Doc> docs;           // in stored order
     std::vector<uint32_t> order;     // shuffled visiting order
     std::vector<std::pair<uint32_t, uint64_t>> read_upto;  // partition, end of a block read
     Status status;
+    uint64_t capacity_bytes() const {
+      uint64_t n = 0;
+      for (const auto& a : arenas) n += a.capacity();
+      return n;
+    }
   };
 
   explicit SourceStream(SourceConfig config);
@@ -102,7 +118,10 @@ class SourceStream {
     std::vector<uint32_t> order;     // block indices in visiting order
     std::vector<uint64_t> read_end;  // by block index
   };
-  Status ReadBlocks(uint32_t partition, const std::vector<uint32_t>& blocks, const EpochPlan& plan, Window* w);
+  // Appends the blocks' documents to w->arenas[partition] and
+  // w->stored[partition], and where each block ends to *read_upto.
+  Status ReadBlocks(uint32_t partition, const std::vector<uint32_t>& blocks, const EpochPlan& plan, Window* w,
+                    std::vector<std::pair<uint32_t, uint64_t>>* read_upto);
   const EpochPlan& Plan(uint64_t epoch);
   // The blocks of a window in the order they are read.
   std::vector<uint32_t> WindowReadingOrder(const std::vector<uint32_t>& order, uint64_t window) const;
@@ -133,7 +152,7 @@ void SourceStream::CopyTokens(uint32_t from, uint32_t n, T* out) const {
   // HOT PATH: widening copy of stored ids (u16 or u32, little-endian), with
   // the BOS and EOS ends handled outside the loop so it vectorizes.
   const uint32_t bos = config_.bos ? 1 : 0;
-  const uint8_t* base = reinterpret_cast<const uint8_t*>(cur_window_.arena.data()) + cur_->ids_at;
+  const uint8_t* base = cur_->ids;
   uint32_t i = from, k = 0;
   if (bos && i == 0 && k < n) {
     out[k++] = static_cast<T>(*config_.bos);

@@ -95,6 +95,46 @@ TEST_F(PartitionReaderTest, SeekToEveryOffset) {
   }
 }
 
+// A reader checks a sealed batch's checksum once and then trusts it; the
+// records must still come back right whichever way it revisits them, and
+// another reader must check again.
+TEST_F(PartitionReaderTest, RevisitsSealedBatchesInAnyOrderAndANewReaderChecksAgain) {
+  Append(2000, 37);
+  ASSERT_TRUE(writer_->Close().ok());
+  auto r = Reader();
+  uint64_t x = 12345;
+  for (int i = 0; i < 300; ++i) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    const uint64_t target = (x >> 33) % 2000;
+    ASSERT_TRUE(r->Seek(Offset(target)).ok()) << target;
+    auto b = r->Read();
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    ASSERT_FALSE(b->empty()) << target;
+    uint64_t n = target;
+    for (LogRecord rec : *b) ASSERT_EQ(TestRecordNumber(rec.as_string_view()), n++);
+  }
+  // Damage the records of the third batch of the first (sealed) segment.
+  auto all = ReadFileToString(FileSystem::Posix(), SegmentPath(0));
+  ASSERT_TRUE(all.ok());
+  std::string bytes = *all;
+  uint64_t pos = format::kSegmentHeaderSize;
+  for (int i = 0; i < 2; ++i) {
+    uint32_t len;
+    std::memcpy(&len, bytes.data() + pos + 8, 4);
+    pos += len;
+  }
+  // A payload byte of its first record (past the 4-byte length): only the
+  // data checksum can tell.
+  bytes[pos + format::kBatchHeaderSize + 6] ^= 0x01;
+  ASSERT_TRUE(WriteFileAtomically(FileSystem::Posix(), SegmentPath(0), bytes).ok());
+  auto fresh = Reader();
+  ASSERT_TRUE(fresh->Seek(Offset(74)).ok());
+  auto b = fresh->Read();
+  ASSERT_TRUE(b.status().IsCorruption()) << "a new reader checks the batch again";
+  EXPECT_NE(b.status().message().find("checksum"), std::string::npos) << b.status().ToString();
+  EXPECT_NE(b.status().message().find("offset 74"), std::string::npos) << b.status().ToString();
+}
+
 TEST_F(PartitionReaderTest, SeekOutOfRange) {
   Append(10, 10);
   auto r = Reader();
