@@ -45,6 +45,23 @@ class PartitionReaderTest : public ::testing::Test {
     return std::move(r).value();
   }
 
+  // Flips a bit of byte `at` of the third batch's body (after its header)
+  // in segment 0; returns the batch's file position.
+  uint64_t DamageThirdBatch(size_t at) {
+    auto all = ReadFileToString(FileSystem::Posix(), SegmentPath(0));
+    EXPECT_TRUE(all.ok()) << all.status().ToString();
+    std::string bytes = *all;
+    uint64_t pos = format::kSegmentHeaderSize;
+    for (int i = 0; i < 2; ++i) {
+      uint32_t len;
+      std::memcpy(&len, bytes.data() + pos + 8, 4);
+      pos += len;
+    }
+    bytes[pos + format::kBatchHeaderSize + at] ^= 0x01;
+    EXPECT_TRUE(WriteFileAtomically(FileSystem::Posix(), SegmentPath(0), bytes).ok());
+    return pos;
+  }
+
   std::string SegmentPath(uint64_t base) {
     return dir_.Join("t/partition-00000/" + format::SegmentFileName(Offset(base)));
   }
@@ -113,20 +130,10 @@ TEST_F(PartitionReaderTest, RevisitsSealedBatchesInAnyOrderAndANewReaderChecksAg
     uint64_t n = target;
     for (LogRecord rec : *b) ASSERT_EQ(TestRecordNumber(rec.as_string_view()), n++);
   }
-  // Damage the records of the third batch of the first (sealed) segment.
-  auto all = ReadFileToString(FileSystem::Posix(), SegmentPath(0));
-  ASSERT_TRUE(all.ok());
-  std::string bytes = *all;
-  uint64_t pos = format::kSegmentHeaderSize;
-  for (int i = 0; i < 2; ++i) {
-    uint32_t len;
-    std::memcpy(&len, bytes.data() + pos + 8, 4);
-    pos += len;
-  }
-  // A payload byte of its first record (past the 4-byte length): only the
-  // data checksum can tell.
-  bytes[pos + format::kBatchHeaderSize + 6] ^= 0x01;
-  ASSERT_TRUE(WriteFileAtomically(FileSystem::Posix(), SegmentPath(0), bytes).ok());
+  // A payload byte of the first record (past its 4-byte length) of the
+  // third batch of the first (sealed) segment: only the data checksum can
+  // tell.
+  DamageThirdBatch(6);
   auto fresh = Reader();
   ASSERT_TRUE(fresh->Seek(Offset(74)).ok());
   auto b = fresh->Read();
@@ -182,17 +189,8 @@ TEST_F(PartitionReaderTest, WaitReturnsEmptyAfterTheTimeoutAndThenSeesNewData) {
 TEST_F(PartitionReaderTest, DamageInTheMiddleIsCorruptionNamingPartitionOffsetAndFile) {
   Append(100, 10);
   ASSERT_TRUE(writer_->Close().ok());
-  auto all = ReadFileToString(FileSystem::Posix(), SegmentPath(0));
-  std::string bytes = *all;
   // Damage the record bytes of the third batch.
-  uint64_t pos = format::kSegmentHeaderSize;
-  for (int i = 0; i < 2; ++i) {
-    uint32_t len;
-    std::memcpy(&len, bytes.data() + pos + 8, 4);
-    pos += len;
-  }
-  bytes[pos + format::kBatchHeaderSize + 2] ^= 0x01;
-  ASSERT_TRUE(WriteFileAtomically(FileSystem::Posix(), SegmentPath(0), bytes).ok());
+  const uint64_t pos = DamageThirdBatch(2);
   auto r = Reader();
   uint64_t seen = 0;
   Status error;
