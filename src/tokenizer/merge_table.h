@@ -4,7 +4,10 @@
 // compares a whole group's tags at once and reads an 8-byte slot (the id pair
 // and the rank packed into one word) only where a tag matches. Most pairs the
 // merge loops ask about have no rule, and such a probe usually ends after one
-// 16-byte tag load. The merged id is kept by rank in a side array.
+// 16-byte tag load. The merged id is kept by rank in a side array, or, when
+// every rule's merged id is its rank plus one constant (vocabularies numbered
+// in merge order, as DeepSeek-V3's and Qwen's are), computed from the rank
+// without a memory access.
 // Built once at load time; lookups are const and safe from any thread.
 #pragma once
 
@@ -46,6 +49,9 @@ class MergeTable {
     for (size_t rank = 0; rank < rules.size(); ++rank) {
       const Rule& r = rules[rank];
       merged_of_rank_[rank] = r.merged;
+      const int64_t delta = int64_t{r.merged} - static_cast<int64_t>(rank);
+      if (rank == 0) merged_minus_rank_ = delta;
+      ranks_number_merges_ = ranks_number_merges_ && delta == merged_minus_rank_;
       const uint64_t key = Key(r.left, r.right);
       const uint64_t word = key | (uint64_t{rank} << 42);
       const size_t at = FindSlot(key);
@@ -73,7 +79,7 @@ class MergeTable {
     const size_t at = FindSlot(Key(left, right));
     if (at == kNoSlot) return {kNoRank, 0};
     const uint32_t rank = static_cast<uint32_t>(slots_[at] >> 42);
-    return {rank, merged_of_rank_[rank]};
+    return {rank, MergedOf(rank)};
   }
 
   // The rank alone (kNoRank when there is no rule), and the merged id of a
@@ -84,7 +90,10 @@ class MergeTable {
     const size_t at = FindSlot(Key(left, right));
     return at == kNoSlot ? kNoRank : static_cast<uint32_t>(slots_[at] >> 42);
   }
-  uint32_t MergedOf(uint32_t rank) const { return merged_of_rank_[rank]; }
+  // HOT PATH: the merge loops take one per merge, right after choosing it.
+  uint32_t MergedOf(uint32_t rank) const {
+    return ranks_number_merges_ ? static_cast<uint32_t>(rank + merged_minus_rank_) : merged_of_rank_[rank];
+  }
 
   size_t size() const { return size_; }
   size_t memory_bytes() const { return slots_.size() * 9 + merged_of_rank_.size() * 4; }
@@ -138,6 +147,9 @@ class MergeTable {
   std::vector<uint8_t> tags_;     // by slot; kEmptyTag where the slot is free
   std::vector<uint64_t> slots_;   // by slot: key | rank << 42
   std::vector<uint32_t> merged_of_rank_;
+  // True when merged_of_rank_[r] == r + merged_minus_rank_ for every rank.
+  bool ranks_number_merges_ = true;
+  int64_t merged_minus_rank_ = 0;
   size_t groups_ = 0;
   size_t size_ = 0;
 };

@@ -82,5 +82,24 @@ TEST(MergeTableTest, DenseOperandRanges) {
   ExpectSameAsMap(rules, MergeTable::kMaxId, &rng);
 }
 
+// Vocabularies numbered in merge order (merged id = rank + a constant) take
+// the merged id from the rank; one rule off the pattern, even the last,
+// must send every lookup back to the table.
+TEST(MergeTableTest, MergedIdFromTheRankOnlyWhenEveryRuleFollowsIt) {
+  std::mt19937 rng(3);
+  for (bool last_breaks_it : {false, true}) {
+    std::vector<MergeTable::Rule> rules;
+    for (uint32_t rank = 0; rank < 3000; ++rank) rules.push_back({rank % 300, rank / 300 + 300, rank + 259});
+    if (last_breaks_it) rules.back().merged = 7;
+    SCOPED_TRACE(last_breaks_it ? "the last rule breaks the pattern" : "every rule follows it");
+    MergeTable table(rules);
+    for (uint32_t rank = 0; rank < rules.size(); ++rank) {
+      ASSERT_EQ(table.MergedOf(rank), rules[rank].merged) << rank;
+      ASSERT_EQ(table.Find(rules[rank].left, rules[rank].right).merged_id, rules[rank].merged) << rank;
+    }
+    ExpectSameAsMap(rules, 400, &rng);
+  }
+}
+
 }  // namespace
 }  // namespace tokenfeed::tokenizer
