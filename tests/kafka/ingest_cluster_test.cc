@@ -118,7 +118,9 @@ TEST_F(IngestClusterTest, LeaderKilledMidRunCompletesWithEveryDocumentOnce) {
   auto configs = admin().DescribeTopicConfigs(name);
   ASSERT_TRUE(configs.ok()) << configs.status().ToString();
   for (const auto& [k, v] : *configs) {
-    if (k == "min.insync.replicas") EXPECT_EQ(v, "2");
+    if (k == "min.insync.replicas") {
+      EXPECT_EQ(v, "2");
+    }
   }
 
   auto stats = run.get();

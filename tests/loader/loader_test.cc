@@ -44,7 +44,9 @@ std::string MakeTopic(const ScopedTempDir& dir, const std::string& name, uint32_
     batches[d % partitions].Add(rec);
   }
   for (uint32_t p = 0; p < partitions; ++p) {
-    if (!batches[p].empty()) EXPECT_TRUE(writers[p]->Append(&batches[p]).ok());
+    if (!batches[p].empty()) {
+      EXPECT_TRUE(writers[p]->Append(&batches[p]).ok());
+    }
     EXPECT_TRUE(writers[p]->Close().ok());
   }
   return uri;
@@ -289,8 +291,12 @@ TEST_F(LoaderTest, UnpackedRowsArePaddedAndMasked) {
     const uint32_t len = std::min<uint32_t>(DocLen(doc) + 1, 20);
     for (uint32_t t = 0; t < 20; ++t) {
       EXPECT_EQ(b.attention_mask[r * 20 + t], t < len ? 1 : 0);
-      if (t >= len) EXPECT_EQ(ids[t], 7);
-      if (t + 1 >= len) EXPECT_EQ(b.labels64()[r * 20 + t], -100);
+      if (t >= len) {
+        EXPECT_EQ(ids[t], 7);
+      }
+      if (t + 1 >= len) {
+        EXPECT_EQ(b.labels64()[r * 20 + t], -100);
+      }
     }
   }
 }
