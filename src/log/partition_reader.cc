@@ -131,10 +131,6 @@ class PartitionReaderImpl final : public PartitionReader {
 
   Offset position() const override { return next_; }
 
-  // How many sealed batches a reader remembers as checked (about 3 MB of
-  // tree nodes; 64 GB of 1 MB batches); past that it starts over.
-  static constexpr size_t kMaxVerified = size_t{1} << 16;
-
   Result<Offset> EndOffset() override {
     TF_ASSIGN_OR_RETURN(PartitionTail tail, ReadPartitionTail(fs_, layout_, /*with_sizes=*/false));
     return tail.end_offset;
@@ -212,6 +208,9 @@ class PartitionReaderImpl final : public PartitionReader {
   // blocks, so each such batch is checked once per reader, not once per
   // visit. The active segment's batches are checked at every read.
   std::set<std::pair<uint64_t, uint64_t>> verified_;
+  // How many it remembers (about 3 MB of tree nodes; 64 GB of 1 MB
+  // batches); past that it starts over.
+  static constexpr size_t kMaxVerified = size_t{1} << 16;
   std::unique_ptr<SegmentReader> segment_;
   uint64_t position_ = 0;
   Offset next_;

@@ -70,6 +70,8 @@ class MergeTable {
         break;
       }
     }
+    // The side array is needed only when the ranks do not give the ids.
+    if (ranks_number_merges_) std::vector<uint32_t>().swap(merged_of_rank_);
   }
 
   // The rule for (left, right), or rank kNoRank when there is none.
@@ -147,7 +149,8 @@ class MergeTable {
   std::vector<uint8_t> tags_;     // by slot; kEmptyTag where the slot is free
   std::vector<uint64_t> slots_;   // by slot: key | rank << 42
   std::vector<uint32_t> merged_of_rank_;
-  // True when merged_of_rank_[r] == r + merged_minus_rank_ for every rank.
+  // True when every rule's merged id is its rank + merged_minus_rank_
+  // (merged_of_rank_ is then empty).
   bool ranks_number_merges_ = true;
   int64_t merged_minus_rank_ = 0;
   size_t groups_ = 0;
