@@ -43,6 +43,14 @@ class TopicOnKafkaTest : public KafkaBrokerTest {
     return w.Append(PartitionId(partition), spans);
   }
 
+  // Writes `records` to partition 0 of the one-partition topic `name`.
+  void WritePartitionZero(const std::string& name, const std::vector<std::string>& records) {
+    auto w = topic::OpenTopicWriter(Uri(name), Config(1));
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+    ASSERT_TRUE(Append(**w, 0, records).ok());
+    ASSERT_TRUE((*w)->Close().ok());
+  }
+
   // Every record from the cursor's position to the partition's end.
   static std::vector<std::pair<uint64_t, std::string>> ReadAll(PartitionCursor& c) {
     std::vector<std::pair<uint64_t, std::string>> out;
@@ -110,11 +118,8 @@ TEST_F(TopicOnKafkaTest, WriterCreatesTheTopicAndCursorsReadEveryPartitionBack) 
 
 TEST_F(TopicOnKafkaTest, CursorSeeksAndRefusesOffsetsOutsideTheStoredRange) {
   const std::string name = CreateTopic(1);
-  auto w = topic::OpenTopicWriter(Uri(name), Config(1));
-  ASSERT_TRUE(w.ok()) << w.status().ToString();
   const auto want = Records(0, 100);
-  ASSERT_TRUE(Append(**w, 0, want).ok());
-  ASSERT_TRUE((*w)->Close().ok());
+  ASSERT_NO_FATAL_FAILURE(WritePartitionZero(name, want));
 
   auto c = topic::OpenPartitionCursor(Uri(name), PartitionId(0), Config(0));
   ASSERT_TRUE(c.ok()) << c.status().ToString();
@@ -167,11 +172,8 @@ TEST_F(TopicOnKafkaTest, CursorSeeksAndRefusesOffsetsOutsideTheStoredRange) {
 // asleep for a second, so 24 blocks would take half a minute).
 TEST_F(TopicOnKafkaTest, CursorStopsAtTheReadEndAndReadsOnAfterSeeksAndNewEnds) {
   const std::string name = CreateTopic(1);
-  auto w = topic::OpenTopicWriter(Uri(name), Config(1));
-  ASSERT_TRUE(w.ok()) << w.status().ToString();
   const auto want = Records(0, 3000);
-  ASSERT_TRUE(Append(**w, 0, want).ok());
-  ASSERT_TRUE((*w)->Close().ok());
+  ASSERT_NO_FATAL_FAILURE(WritePartitionZero(name, want));
   auto opened = topic::OpenPartitionCursor(Uri(name), PartitionId(0), Config(0));
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   PartitionCursor& c = **opened;
