@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <set>
 #include <thread>
 #include <utility>
@@ -42,6 +43,26 @@ class PartitionReaderImpl final : public PartitionReader {
   }
 
   Status Seek(Offset target) override {
+    // Within the segment being read, no file is listed or opened again: a
+    // shuffled loader seeks at every block, mostly inside the same sealed
+    // segment. The target is in it when it is below the segment's end (a
+    // sealed segment's successor starts there) or not past what was read.
+    if (segment_ != nullptr && target >= segment_->base_offset() &&
+        (target <= next_ || (segment_end_ && target < *segment_end_))) {
+      if (target == next_) return Status::OK();
+      if (!index_tried_) LoadIndex();
+      TF_ASSIGN_OR_RETURN(SegmentScan scan, ScanSegment(segment_.get(), index_ ? &*index_ : nullptr, target,
+                                                        SegmentReader::Check::kPresence));
+      if (!scan.found) {
+        // The segment holds less than it did (or than its successor says).
+        return SegmentCorruption(segment_->path(), scan.position, scan.offset,
+                                 scan.problem.empty() ? "offset " + ToString(target) + " is not in this segment"
+                                                      : scan.problem);
+      }
+      position_ = scan.position;
+      next_ = target;
+      return Status::OK();
+    }
     TF_ASSIGN_OR_RETURN(std::vector<Offset> segments, ListSegments(fs_, layout_));
     if (segments.empty() || target < segments.front()) {
       return Status::OutOfRange(layout_.Label() + ": offset " + ToString(target) +
@@ -63,8 +84,9 @@ class PartitionReaderImpl final : public PartitionReader {
       --it;
     }
     Result<SegmentIndex> index = SegmentIndex::Load(fs_, layout_.IndexPath(reader->base_offset()), reader->base_offset());
-    TF_ASSIGN_OR_RETURN(SegmentScan scan,
-                        ScanSegment(reader.get(), index.ok() ? &*index : nullptr, target, /*verify_crc=*/false));
+    // Only batch headers on the way: Read checks the batch it returns.
+    TF_ASSIGN_OR_RETURN(SegmentScan scan, ScanSegment(reader.get(), index.ok() ? &*index : nullptr, target,
+                                                      SegmentReader::Check::kPresence));
     if (!scan.found) {
       if (scan.stop == Outcome::kDamaged) return SegmentCorruption(reader->path(), scan.position, scan.offset, scan.problem);
       if (target != scan.offset) {
@@ -73,6 +95,9 @@ class PartitionReaderImpl final : public PartitionReader {
       }
     }
     segment_ = std::move(reader);
+    segment_end_ = it != segments.end() ? std::optional<Offset>(*it) : std::nullopt;
+    index_ = index.ok() ? std::optional<SegmentIndex>(std::move(index).value()) : std::nullopt;
+    index_tried_ = true;
     position_ = scan.position;
     next_ = target;
     return Status::OK();
@@ -86,10 +111,11 @@ class PartitionReaderImpl final : public PartitionReader {
       SegmentReader::Batch batch;
       const bool sealed = segment_->mapped();
       const std::pair<uint64_t, uint64_t> where{segment_->base_offset().value(), position_};
-      const bool verify = options_.verify_checksums && !(sealed && verified_.count(where) != 0);
-      TF_ASSIGN_OR_RETURN(Outcome o, segment_->ReadAt(position_, verify, &batch));
+      const bool trusted = sealed && verified_.count(where) != 0;
+      const SegmentReader::Check check = trusted ? SegmentReader::Check::kHeader : FullCheck();
+      TF_ASSIGN_OR_RETURN(Outcome o, segment_->ReadAt(position_, check, &batch));
       if (o == Outcome::kBatch) {
-        if (verify && sealed) {
+        if (sealed && !trusted) {
           if (verified_.size() >= kMaxVerified) verified_.clear();
           verified_.insert(where);
         }
@@ -147,6 +173,16 @@ class PartitionReaderImpl final : public PartitionReader {
                                sealed ? SegmentReader::Access::kMap : SegmentReader::Access::kRead);
   }
 
+  SegmentReader::Check FullCheck() const {
+    return options_.verify_checksums ? SegmentReader::Check::kChecksum : SegmentReader::Check::kRecords;
+  }
+
+  void LoadIndex() {
+    index_tried_ = true;
+    Result<SegmentIndex> index = SegmentIndex::Load(fs_, layout_.IndexPath(segment_->base_offset()), segment_->base_offset());
+    if (index.ok()) index_ = std::move(index).value();
+  }
+
   Status SegmentCorruption(const std::string& path, uint64_t position, Offset offset, const std::string& problem) {
     return Status::Corruption(layout_.Label() + ": segment '" + path + "' is damaged at file position " +
                               Num(position) + " (offset " + ToString(offset) + "): " + problem +
@@ -167,13 +203,17 @@ class PartitionReaderImpl final : public PartitionReader {
     if (info->size < f::kSegmentHeaderSize) return false;  // being started
     segment_->Invalidate();
     SegmentReader::Batch batch;
-    TF_ASSIGN_OR_RETURN(Outcome again, segment_->ReadAt(position_, options_.verify_checksums, &batch));
+    TF_ASSIGN_OR_RETURN(Outcome again, segment_->ReadAt(position_, FullCheck(), &batch));
     if (again != Outcome::kEnd) return true;  // more data after all: read it first
     TF_ASSIGN_OR_RETURN(std::vector<Offset> segments, ListSegments(fs_, layout_));
     const bool sealed = !segments.empty() && segments.back() > next_;
     TF_ASSIGN_OR_RETURN(std::unique_ptr<SegmentReader> next, OpenSegment(next_, sealed));
     if (!next->header_problem().empty()) return SegmentCorruption(next_path, 0, next_, next->header_problem());
     segment_ = std::move(next);
+    segment_end_.reset();
+    if (sealed) segment_end_ = *std::upper_bound(segments.begin(), segments.end(), next_);
+    index_.reset();
+    index_tried_ = false;  // loaded by the first seek that needs it
     position_ = f::kSegmentHeaderSize;
     return true;
   }
@@ -189,7 +229,7 @@ class PartitionReaderImpl final : public PartitionReader {
     if (fs_->Stat(layout_.SegmentPath(next_)).ok()) return Status::OK();  // the next segment is being started
     segment_->Invalidate();
     SegmentReader::Batch batch;
-    TF_ASSIGN_OR_RETURN(Outcome again, segment_->ReadAt(position_, options_.verify_checksums, &batch));
+    TF_ASSIGN_OR_RETURN(Outcome again, segment_->ReadAt(position_, FullCheck(), &batch));
     if (again == Outcome::kBatch) return Status::OK();
     if (fs_->Stat(layout_.SegmentPath(next_)).ok()) return Status::OK();
     return SegmentCorruption(segment_->path(), position_, next_,
@@ -202,8 +242,8 @@ class PartitionReaderImpl final : public PartitionReader {
   FileSystem* const fs_;
   const PartitionLayout layout_;
   const ReaderOptions options_;
-  // Batches of sealed segments (segment base offset, file position) whose
-  // checksum this reader has checked. A sealed segment's bytes never change,
+  // Batches of sealed segments (segment base offset, file position) that
+  // this reader has checked (records, and the checksum unless turned off). A sealed segment's bytes never change,
   // and a shuffled reader comes back to the same batch for each of its
   // blocks, so each such batch is checked once per reader, not once per
   // visit. The active segment's batches are checked at every read.
@@ -212,6 +252,9 @@ class PartitionReaderImpl final : public PartitionReader {
   // batches); past that it starts over.
   static constexpr size_t kMaxVerified = size_t{1} << 16;
   std::unique_ptr<SegmentReader> segment_;
+  std::optional<Offset> segment_end_;  // segment_ is sealed: where its successor starts
+  std::optional<SegmentIndex> index_;  // segment_'s, if it has a usable one
+  bool index_tried_ = false;
   uint64_t position_ = 0;
   Offset next_;
   Clock::time_point last_gap_check_{};

@@ -32,7 +32,7 @@ Status RebuildSealedIndex(FileSystem* fs, const PartitionLayout& layout, Offset 
   }
   std::vector<IndexEntry> entries;
   IndexCollector collect{interval, &entries};
-  TF_ASSIGN_OR_RETURN(SegmentScan scan, ScanSegment(reader.get(), nullptr, std::nullopt, /*verify_crc=*/false, &collect));
+  TF_ASSIGN_OR_RETURN(SegmentScan scan, ScanSegment(reader.get(), nullptr, std::nullopt, SegmentReader::Check::kRecords, &collect));
   // A damaged sealed segment still gets the index of its good part; readers
   // report the damage when they reach it.
   (void)scan;
@@ -80,7 +80,7 @@ Result<RecoveredPartition> RecoverPartition(FileSystem* fs, const PartitionLayou
   // 2. Read the whole active segment, checking every batch.
   IndexCollector collect{index_interval_bytes, &out.active_index};
   TF_ASSIGN_OR_RETURN(SegmentScan scan,
-                      ScanSegment(reader.get(), nullptr, std::nullopt, /*verify_crc=*/true, &collect));
+                      ScanSegment(reader.get(), nullptr, std::nullopt, SegmentReader::Check::kChecksum, &collect));
   TF_ASSIGN_OR_RETURN(uint64_t file_size, reader->FileSize());
   if (scan.stop == Outcome::kDamaged) {
     TF_ASSIGN_OR_RETURN(std::optional<uint64_t> valid, reader->FindNextValidBatch(scan.position + 1));
@@ -125,7 +125,7 @@ Result<RecoveredPartition> RecoverPartition(FileSystem* fs, const PartitionLayou
     }
     Result<SegmentIndex> prev_index = SegmentIndex::Load(fs, layout.IndexPath(prev), prev);
     TF_ASSIGN_OR_RETURN(SegmentScan prev_scan, ScanSegment(prev_reader.get(), prev_index.ok() ? &*prev_index : nullptr,
-                                                          std::nullopt, /*verify_crc=*/true));
+                                                          std::nullopt, SegmentReader::Check::kChecksum));
     if (prev_scan.stop != Outcome::kEnd) {
       return Status::Corruption(layout.Label() + ": sealed segment '" + prev_reader->path() + "' is damaged at file position " +
                                 Num(prev_scan.position) + " (offset " + ToString(prev_scan.offset) + "): " +

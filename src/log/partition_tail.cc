@@ -21,7 +21,7 @@ struct SegmentEnd {
 Result<SegmentEnd> ScanEnd(FileSystem* fs, const PartitionLayout& layout, Offset base, SegmentReader* reader) {
   Result<SegmentIndex> index = SegmentIndex::Load(fs, layout.IndexPath(base), base);
   TF_ASSIGN_OR_RETURN(SegmentScan scan,
-                      ScanSegment(reader, index.ok() ? &*index : nullptr, std::nullopt, /*verify_crc=*/false));
+                      ScanSegment(reader, index.ok() ? &*index : nullptr, std::nullopt, SegmentReader::Check::kPresence));
   return SegmentEnd{scan.offset, scan.last_batch_position};
 }
 
@@ -70,7 +70,7 @@ Result<StoredRecord> ReadLastRecordOfBatch(FileSystem* fs, const PartitionLayout
   const std::string path = layout.SegmentPath(where.segment_base);
   TF_ASSIGN_OR_RETURN(auto reader, SegmentReader::Open(fs, path, where.segment_base, kTailBufferBytes));
   SegmentReader::Batch b;
-  TF_ASSIGN_OR_RETURN(SegmentReader::Outcome o, reader->ReadAt(where.position, /*verify_crc=*/true, &b));
+  TF_ASSIGN_OR_RETURN(SegmentReader::Outcome o, reader->ReadAt(where.position, SegmentReader::Check::kChecksum, &b));
   if (o != SegmentReader::Outcome::kBatch) {
     return Status::Corruption(layout.Label() + ": the last batch, in segment '" + path + "' at file position " +
                               std::to_string(where.position) + ", does not read back: " + reader->problem());

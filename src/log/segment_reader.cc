@@ -8,6 +8,10 @@ namespace tokenfeed::log {
 
 namespace f = format;
 
+namespace {
+constexpr size_t kPresenceFillBytes = 64 << 10;
+}  // namespace
+
 SegmentReader::SegmentReader(std::unique_ptr<RandomAccessFile> file, Offset base, size_t buffer_bytes)
     : file_(std::move(file)), base_(base), capacity_(std::max<size_t>(buffer_bytes, 4096)) {}
 
@@ -69,9 +73,19 @@ Result<std::span<const uint8_t>> SegmentReader::Bytes(uint64_t position, size_t 
   return std::span<const uint8_t>(buffer_.get() + start, std::min(n, window_length_ - start));
 }
 
-Result<SegmentReader::Outcome> SegmentReader::ReadAt(uint64_t position, bool verify_crc, Batch* batch) {
+Result<bool> SegmentReader::Holds(uint64_t end) {
+  if (map_ != nullptr && end <= map_->bytes().size()) return true;
+  if (end <= known_size_) return true;
+  TF_ASSIGN_OR_RETURN(known_size_, file_->Size());
+  return end <= known_size_;
+}
+
+Result<SegmentReader::Outcome> SegmentReader::ReadAt(uint64_t position, Check check, Batch* batch) {
   problem_.clear();
-  TF_ASSIGN_OR_RETURN(std::span<const uint8_t> head, Bytes(position, f::kBatchHeaderSize, capacity_));
+  // A walk over batches reads headers only: fill the buffer with less than
+  // a whole large batch.
+  const size_t head_fill = check == Check::kPresence ? std::min<size_t>(capacity_, kPresenceFillBytes) : capacity_;
+  TF_ASSIGN_OR_RETURN(std::span<const uint8_t> head, Bytes(position, f::kBatchHeaderSize, head_fill));
   if (head.empty()) return Outcome::kEnd;
   if (head.size() < f::kBatchHeaderSize) {
     problem_ = "only " + std::to_string(head.size()) + " bytes of a batch header are in the file";
@@ -82,6 +96,17 @@ Result<SegmentReader::Outcome> SegmentReader::ReadAt(uint64_t position, bool ver
   if (!bad.empty()) {
     problem_ = std::move(bad);
     return Outcome::kDamaged;
+  }
+  if (check == Check::kPresence) {
+    TF_ASSIGN_OR_RETURN(bool whole, Holds(position + h.batch_length));
+    if (!whole) {
+      problem_ = "the batch's " + std::to_string(h.batch_length) + " bytes are not all in the file";
+      return Outcome::kIncomplete;
+    }
+    batch->header = h;
+    batch->position = position;
+    batch->bytes = {};
+    return Outcome::kBatch;
   }
   // A large batch is read on its own, plus the next header: filling the
   // whole buffer would end inside the next large batch, which would then be
@@ -101,10 +126,12 @@ Result<SegmentReader::Outcome> SegmentReader::ReadAt(uint64_t position, bool ver
     return bytes.empty() ? Outcome::kEnd : Outcome::kIncomplete;
   }
   bytes = bytes.first(h.batch_length);
-  bad = f::CheckBatchBody(bytes, h, verify_crc);
-  if (!bad.empty()) {
-    problem_ = std::move(bad);
-    return Outcome::kDamaged;
+  if (check != Check::kHeader) {
+    bad = f::CheckBatchBody(bytes, h, check == Check::kChecksum);
+    if (!bad.empty()) {
+      problem_ = std::move(bad);
+      return Outcome::kDamaged;
+    }
   }
   batch->header = h;
   batch->position = position;
@@ -132,7 +159,7 @@ Result<std::optional<uint64_t>> SegmentReader::FindNextValidBatch(uint64_t from)
       continue;
     }
     Batch b;
-    TF_ASSIGN_OR_RETURN(Outcome outcome, ReadAt(*candidate, /*verify_crc=*/true, &b));
+    TF_ASSIGN_OR_RETURN(Outcome outcome, ReadAt(*candidate, Check::kChecksum, &b));
     if (outcome == Outcome::kBatch) return candidate;
     q = *candidate + f::kRecordAlignment;
   }

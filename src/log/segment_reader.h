@@ -56,9 +56,18 @@ class SegmentReader {
   // Empty when the segment header is valid.
   const std::string& header_problem() const { return header_problem_; }
 
-  // Reads the batch that starts at file position `position`. With
-  // verify_crc the data checksum is checked too (the header's always is).
-  Result<Outcome> ReadAt(uint64_t position, bool verify_crc, Batch* batch);
+  // How much of a batch ReadAt checks. The header's checksum is always
+  // checked, and all of the batch's bytes must be in the file.
+  enum class Check {
+    kPresence,  // nothing more, and batch.bytes stays empty: for walking
+                // over batches (a seek's scan, the end offset) without
+                // reading their data
+    kHeader,    // nothing more (a batch this reader checked before)
+    kRecords,   // the record entries fill the batch exactly
+    kChecksum,  // that, and the data checksum
+  };
+  // Reads the batch that starts at file position `position`.
+  Result<Outcome> ReadAt(uint64_t position, Check check, Batch* batch);
   // What was wrong with the last kDamaged or kIncomplete outcome.
   const std::string& problem() const { return problem_; }
 
@@ -70,7 +79,10 @@ class SegmentReader {
   Result<uint64_t> FileSize() { return file_->Size(); }
   bool mapped() const { return map_ != nullptr; }
   // Forgets buffered bytes, so the next read sees the file as it is now.
-  void Invalidate() { window_length_ = 0; }
+  void Invalidate() {
+    window_length_ = 0;
+    known_size_ = 0;
+  }
 
  private:
   SegmentReader(std::unique_ptr<RandomAccessFile> file, Offset base, size_t buffer_bytes);
@@ -82,6 +94,9 @@ class SegmentReader {
   // `position` with `fill` bytes (at least n). The span is valid until the
   // next call.
   Result<std::span<const uint8_t>> Bytes(uint64_t position, size_t n, size_t fill);
+  // Whether the file holds at least `end` bytes (asks the file system only
+  // when the map or the size seen last is shorter).
+  Result<bool> Holds(uint64_t end);
 
   std::unique_ptr<RandomAccessFile> file_;
   std::unique_ptr<MappedFile> map_;
@@ -92,6 +107,7 @@ class SegmentReader {
   size_t capacity_;
   uint64_t window_position_ = 0;
   size_t window_length_ = 0;
+  uint64_t known_size_ = 0;  // the file had at least this many bytes
 };
 
 }  // namespace tokenfeed::log

@@ -39,16 +39,16 @@ TEST_P(SegmentReaderTest, OutcomesAtEachKindOfTail) {
   EXPECT_EQ(r->mapped(), GetParam() == Access::kMap);
   SegmentReader::Batch batch;
   uint64_t pos = format::kSegmentHeaderSize;
-  ASSERT_EQ(*r->ReadAt(pos, true, &batch), Outcome::kBatch);
+  ASSERT_EQ(*r->ReadAt(pos, SegmentReader::Check::kChecksum, &batch), Outcome::kBatch);
   EXPECT_EQ(batch.header.record_count, 3u);
   EXPECT_EQ(batch.bytes.size(), b0.size());
   pos += b0.size();
-  ASSERT_EQ(*r->ReadAt(pos, true, &batch), Outcome::kBatch) << r->problem();
+  ASSERT_EQ(*r->ReadAt(pos, SegmentReader::Check::kChecksum, &batch), Outcome::kBatch) << r->problem();
   EXPECT_EQ(batch.header.base_offset, Offset(3));
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(batch.bytes.data()), batch.bytes.size()), b1);
   pos += b1.size();
-  EXPECT_EQ(*r->ReadAt(pos, true, &batch), Outcome::kIncomplete) << "30 bytes: a header cut short";
-  EXPECT_EQ(*r->ReadAt(pos + 30, true, &batch), Outcome::kEnd);
+  EXPECT_EQ(*r->ReadAt(pos, SegmentReader::Check::kChecksum, &batch), Outcome::kIncomplete) << "30 bytes: a header cut short";
+  EXPECT_EQ(*r->ReadAt(pos + 30, SegmentReader::Check::kChecksum, &batch), Outcome::kEnd);
 }
 
 TEST_P(SegmentReaderTest, DamageAndTheSearchForTheNextValidBatch) {
@@ -59,15 +59,41 @@ TEST_P(SegmentReaderTest, DamageAndTheSearchForTheNextValidBatch) {
   auto r = Open(Header(Offset(0)) + b0 + b1 + b2);
   SegmentReader::Batch batch;
   const uint64_t p1 = format::kSegmentHeaderSize + b0.size();
-  EXPECT_EQ(*r->ReadAt(p1, true, &batch), Outcome::kDamaged);
+  EXPECT_EQ(*r->ReadAt(p1, SegmentReader::Check::kChecksum, &batch), Outcome::kDamaged);
   EXPECT_NE(r->problem().find("checksum"), std::string::npos);
-  EXPECT_EQ(*r->ReadAt(p1, false, &batch), Outcome::kBatch) << "only the CRC was damaged";
+  EXPECT_EQ(*r->ReadAt(p1, SegmentReader::Check::kRecords, &batch), Outcome::kBatch) << "only the CRC was damaged";
   auto next = r->FindNextValidBatch(p1 + 1);
   ASSERT_TRUE(next.ok());
   EXPECT_EQ(*next, p1 + b1.size());
   auto none = r->FindNextValidBatch(p1 + b1.size() + 1);
   ASSERT_TRUE(none.ok());
   EXPECT_FALSE(none->has_value());
+}
+
+TEST_P(SegmentReaderTest, EachCheckLevelCatchesWhatItChecks) {
+  const std::string b0 = testing::EncodeTestBatch(0, 3);
+  std::string b1 = testing::EncodeTestBatch(3, 5);
+  // The first record's length claims more bytes than the batch holds: the
+  // header (and its checksum) stay intact, the record entries do not.
+  b1[format::kBatchHeaderSize + 3] = '\x7f';
+  auto r = Open(Header(Offset(0)) + b0 + b1);
+  SegmentReader::Batch batch;
+  const uint64_t p1 = format::kSegmentHeaderSize + b0.size();
+  EXPECT_EQ(*r->ReadAt(p1, SegmentReader::Check::kChecksum, &batch), Outcome::kDamaged);
+  EXPECT_EQ(*r->ReadAt(p1, SegmentReader::Check::kRecords, &batch), Outcome::kDamaged);
+  EXPECT_NE(r->problem().find("past the end of the batch"), std::string::npos) << r->problem();
+  ASSERT_EQ(*r->ReadAt(p1, SegmentReader::Check::kHeader, &batch), Outcome::kBatch) << r->problem();
+  EXPECT_EQ(batch.header.base_offset, Offset(3));
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(batch.bytes.data()), batch.bytes.size()), b1);
+  ASSERT_EQ(*r->ReadAt(p1, SegmentReader::Check::kPresence, &batch), Outcome::kBatch) << r->problem();
+  EXPECT_EQ(batch.header.record_count, 5u);
+  EXPECT_TRUE(batch.bytes.empty()) << "a presence check reads no data";
+  // Both still need every byte of the batch in the file.
+  auto cut = Open(Header(Offset(0)) + b0 + b1.substr(0, b1.size() - 4));
+  EXPECT_EQ(*cut->ReadAt(p1, SegmentReader::Check::kHeader, &batch), Outcome::kIncomplete);
+  EXPECT_EQ(*cut->ReadAt(p1, SegmentReader::Check::kPresence, &batch), Outcome::kIncomplete);
+  EXPECT_NE(cut->problem().find("not all in the file"), std::string::npos) << cut->problem();
+  EXPECT_EQ(*cut->ReadAt(0 + format::kSegmentHeaderSize, SegmentReader::Check::kPresence, &batch), Outcome::kBatch);
 }
 
 TEST_P(SegmentReaderTest, HeaderProblems) {

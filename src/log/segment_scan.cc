@@ -12,7 +12,7 @@ bool WantsIndexEntry(uint64_t position, uint64_t last_indexed_position, uint32_t
 }
 
 Result<SegmentScan> ScanSegment(SegmentReader* reader, const SegmentIndex* index, std::optional<Offset> target,
-                                bool verify_crc, const IndexCollector* collect) {
+                                SegmentReader::Check check, const IndexCollector* collect) {
   uint64_t last_indexed = f::kSegmentHeaderSize;
   uint64_t position = f::kSegmentHeaderSize;
   Offset offset = reader->base_offset();
@@ -23,7 +23,7 @@ Result<SegmentScan> ScanSegment(SegmentReader* reader, const SegmentIndex* index
     if (entry) {
       // The index is only a hint: use the entry only when a batch with that
       // base offset really starts there.
-      TF_ASSIGN_OR_RETURN(Outcome o, reader->ReadAt(entry->position, verify_crc, &batch));
+      TF_ASSIGN_OR_RETURN(Outcome o, reader->ReadAt(entry->position, check, &batch));
       if (o == Outcome::kBatch && batch.header.base_offset == entry->offset) {
         position = entry->position;
         offset = entry->offset;
@@ -32,7 +32,7 @@ Result<SegmentScan> ScanSegment(SegmentReader* reader, const SegmentIndex* index
   }
   SegmentScan scan;
   for (;;) {
-    TF_ASSIGN_OR_RETURN(Outcome o, reader->ReadAt(position, verify_crc, &batch));
+    TF_ASSIGN_OR_RETURN(Outcome o, reader->ReadAt(position, check, &batch));
     if (o != Outcome::kBatch) {
       scan.stop = o;
       scan.problem = reader->problem();

@@ -44,6 +44,6 @@ bool WantsIndexEntry(uint64_t position, uint64_t last_indexed_position, uint32_t
 // `index` may be null (no usable index). Without a target the scan runs to
 // the end of the valid data. A collector needs index == null (a full scan).
 Result<SegmentScan> ScanSegment(SegmentReader* reader, const SegmentIndex* index, std::optional<Offset> target,
-                                bool verify_crc, const IndexCollector* collect = nullptr);
+                                SegmentReader::Check check, const IndexCollector* collect = nullptr);
 
 }  // namespace tokenfeed::log
