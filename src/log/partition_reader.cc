@@ -44,24 +44,28 @@ class PartitionReaderImpl final : public PartitionReader {
 
   Status Seek(Offset target) override {
     // Within the segment being read, no file is listed or opened again: a
-    // shuffled loader seeks at every block, mostly inside the same sealed
-    // segment. The target is in it when it is below the segment's end (a
-    // sealed segment's successor starts there) or not past what was read.
-    if (segment_ != nullptr && target >= segment_->base_offset() &&
-        (target <= next_ || (segment_end_ && target < *segment_end_))) {
+    // shuffled loader seeks at every block, mostly inside the segment it
+    // read last. A sealed segment holds the offsets below its successor's
+    // base; the active one at least those read so far, and a scan finds out
+    // whether it holds a later target (else the files are listed).
+    if (segment_ != nullptr && target >= segment_->base_offset() && !(segment_end_ && target >= *segment_end_)) {
       if (target == next_) return Status::OK();
-      if (!index_tried_) LoadIndex();
+      // The active segment's index grows with it: load it again to jump ahead.
+      if (!index_tried_ || (!segment_end_ && target > next_)) LoadIndex();
       TF_ASSIGN_OR_RETURN(SegmentScan scan, ScanSegment(segment_.get(), index_ ? &*index_ : nullptr, target,
                                                         SegmentReader::Check::kPresence));
-      if (!scan.found) {
+      if (scan.found) {
+        position_ = scan.position;
+        next_ = target;
+        return Status::OK();
+      }
+      if (target < next_ || segment_end_) {
         // The segment holds less than it did (or than its successor says).
         return SegmentCorruption(segment_->path(), scan.position, scan.offset,
                                  scan.problem.empty() ? "offset " + ToString(target) + " is not in this segment"
                                                       : scan.problem);
       }
-      position_ = scan.position;
-      next_ = target;
-      return Status::OK();
+      // The active segment ends before the target: look at the files.
     }
     TF_ASSIGN_OR_RETURN(std::vector<Offset> segments, ListSegments(fs_, layout_));
     if (segments.empty() || target < segments.front()) {
@@ -179,6 +183,7 @@ class PartitionReaderImpl final : public PartitionReader {
 
   void LoadIndex() {
     index_tried_ = true;
+    index_.reset();
     Result<SegmentIndex> index = SegmentIndex::Load(fs_, layout_.IndexPath(segment_->base_offset()), segment_->base_offset());
     if (index.ok()) index_ = std::move(index).value();
   }

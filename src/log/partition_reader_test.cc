@@ -142,6 +142,37 @@ TEST_F(PartitionReaderTest, RevisitsSealedBatchesInAnyOrderAndANewReaderChecksAg
   EXPECT_NE(b.status().message().find("offset 74"), std::string::npos) << b.status().ToString();
 }
 
+// Seeks reuse the open segment when they can: backward and forward within
+// it, forward within the active segment as it grows, and on into segments
+// written since. Every landing must be the exact record.
+TEST_F(PartitionReaderTest, SeeksBackAndForthAndIntoSegmentsWrittenSince) {
+  Append(700, 13);
+  auto r = Reader();
+  auto expect_at = [&](uint64_t target) {
+    ASSERT_TRUE(r->Seek(Offset(target)).ok()) << target;
+    auto b = r->Read();
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    ASSERT_FALSE(b->empty()) << target;
+    EXPECT_EQ(b->first_offset(), Offset(target));
+    EXPECT_EQ(TestRecordNumber((*b->begin()).as_string_view()), target);
+  };
+  for (uint64_t target = 699;; target -= 11) {
+    expect_at(target);
+    if (target < 11) break;
+  }
+  for (uint64_t target : {650u, 655u, 690u, 699u, 660u, 3u, 699u}) expect_at(target);
+  const uint64_t segments_before = topic_->Describe()->partitions[0].segment_count;
+  Append(2000, 13);  // the active segment grows, rolls, and more follow
+  EXPECT_GT(topic_->Describe()->partitions[0].segment_count, segments_before);
+  for (uint64_t target : {700u, 720u, 1999u, 1000u, 1500u, 698u}) expect_at(target);
+  ASSERT_TRUE(r->Seek(Offset(2000)).ok());
+  auto at_end = r->Read(milliseconds(0));
+  ASSERT_TRUE(at_end.ok());
+  EXPECT_TRUE(at_end->empty());
+  EXPECT_EQ(r->Seek(Offset(2001)).code(), StatusCode::kOutOfRange);
+  expect_at(1234);
+}
+
 TEST_F(PartitionReaderTest, SeekOutOfRange) {
   Append(10, 10);
   auto r = Reader();
