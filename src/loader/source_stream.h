@@ -160,19 +160,23 @@ void SourceStream::CopyTokens(uint32_t from, uint32_t n, T* out) const {
   }
   const uint32_t stored_end = cur_->count + bos;  // ids occupy [bos, stored_end)
   const uint32_t run = std::min(n - k, stored_end > i ? stored_end - i : 0u);
+  // size_t indices and restrict: with 32-bit unsigned indices (which may
+  // wrap) or possible aliasing GCC copies one id per iteration.
+  T* __restrict dst = out + k;
+  const size_t count = run;
   if (cur_->width == 2) {
-    const uint8_t* src = base + 2 * (i - bos);
-    for (uint32_t j = 0; j < run; ++j) {
+    const uint8_t* __restrict src = base + 2 * size_t{i - bos};
+    for (size_t j = 0; j < count; ++j) {
       uint16_t v;
       __builtin_memcpy(&v, src + 2 * j, 2);
-      out[k + j] = static_cast<T>(v);
+      dst[j] = static_cast<T>(v);
     }
   } else {
-    const uint8_t* src = base + 4 * (i - bos);
-    for (uint32_t j = 0; j < run; ++j) {
+    const uint8_t* __restrict src = base + 4 * size_t{i - bos};
+    for (size_t j = 0; j < count; ++j) {
       uint32_t v;
       __builtin_memcpy(&v, src + 4 * j, 4);
-      out[k + j] = static_cast<T>(v);
+      dst[j] = static_cast<T>(v);
     }
   }
   k += run;
