@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "log/log_format.h"
 #include "tokenfeed/log_batch.h"
@@ -19,7 +20,16 @@ struct BatchBuilderAccess {
 
 struct BatchViewAccess {
   // A view of a batch that CheckBatchBody accepted, starting `skip` records in.
-  static BatchView Make(std::span<const uint8_t> batch, const format::BatchHeader& h, uint32_t skip);
+  // `marks`, if not empty, are from MarkEntries of the same batch: the walk
+  // to the first record starts at the nearest mark.
+  static BatchView Make(std::span<const uint8_t> batch, const format::BatchHeader& h, uint32_t skip,
+                        std::span<const uint32_t> marks = {});
+  // Where records 0, kMarkEvery, 2 * kMarkEvery, ... start (from the batch's
+  // first byte), so that a reader coming back to a batch for a record in its
+  // middle need not walk every entry before it (a walk is a cache miss per
+  // record).
+  static constexpr uint32_t kMarkEvery = 64;
+  static std::vector<uint32_t> MarkEntries(std::span<const uint8_t> batch, const format::BatchHeader& h);
 };
 
 }  // namespace tokenfeed::log

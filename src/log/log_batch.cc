@@ -75,16 +75,34 @@ BatchView::Iterator& BatchView::Iterator::operator++() {
   return *this;
 }
 
-BatchView BatchViewAccess::Make(std::span<const uint8_t> batch, const f::BatchHeader& h, uint32_t skip) {
+BatchView BatchViewAccess::Make(std::span<const uint8_t> batch, const f::BatchHeader& h, uint32_t skip,
+                                std::span<const uint32_t> marks) {
   BatchView v;
   const uint8_t* p = batch.data() + f::kBatchHeaderSize;
-  for (uint32_t i = 0; i < skip; ++i) p += f::EntrySize(LoadLittleEndian<uint32_t>(p));
+  uint32_t i = 0;
+  if (!marks.empty()) {
+    const size_t m = std::min<size_t>(skip / kMarkEvery, marks.size() - 1);
+    p = batch.data() + marks[m];
+    i = static_cast<uint32_t>(m * kMarkEvery);
+  }
+  for (; i < skip; ++i) p += f::EntrySize(LoadLittleEndian<uint32_t>(p));
   v.begin_ = p;
   v.end_ = batch.data() + batch.size();
   v.first_ = h.base_offset + skip;
   v.count_ = h.record_count - skip;
   v.append_time_unix_ms_ = h.append_time_unix_ms;
   return v;
+}
+
+std::vector<uint32_t> BatchViewAccess::MarkEntries(std::span<const uint8_t> batch, const f::BatchHeader& h) {
+  std::vector<uint32_t> marks;
+  marks.reserve(h.record_count / kMarkEvery + 1);
+  const uint8_t* p = batch.data() + f::kBatchHeaderSize;
+  for (uint32_t i = 0; i < h.record_count; ++i) {
+    if (i % kMarkEvery == 0) marks.push_back(static_cast<uint32_t>(p - batch.data()));
+    p += f::EntrySize(LoadLittleEndian<uint32_t>(p));
+  }
+  return marks;
 }
 
 }  // namespace tokenfeed::log

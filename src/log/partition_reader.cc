@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <optional>
-#include <set>
+#include <map>
+#include <span>
 #include <thread>
 #include <utility>
 
@@ -115,13 +116,14 @@ class PartitionReaderImpl final : public PartitionReader {
       SegmentReader::Batch batch;
       const bool sealed = segment_->mapped();
       const std::pair<uint64_t, uint64_t> where{segment_->base_offset().value(), position_};
-      const bool trusted = sealed && verified_.count(where) != 0;
+      auto known = sealed ? verified_.find(where) : verified_.end();
+      const bool trusted = known != verified_.end();
       const SegmentReader::Check check = trusted ? SegmentReader::Check::kHeader : FullCheck();
       TF_ASSIGN_OR_RETURN(Outcome o, segment_->ReadAt(position_, check, &batch));
       if (o == Outcome::kBatch) {
         if (sealed && !trusted) {
           if (verified_.size() >= kMaxVerified) verified_.clear();
-          verified_.insert(where);
+          known = verified_.emplace(where, BatchViewAccess::MarkEntries(batch.bytes, batch.header)).first;
         }
         const f::BatchHeader& h = batch.header;
         if (h.base_offset > next_ || h.end_offset() <= next_) {
@@ -133,7 +135,9 @@ class PartitionReaderImpl final : public PartitionReader {
         const uint32_t skip = static_cast<uint32_t>(next_ - h.base_offset);
         position_ += h.batch_length;
         next_ = h.end_offset();
-        return BatchViewAccess::Make(batch.bytes, h, skip);
+        return BatchViewAccess::Make(batch.bytes, h, skip,
+                                     known != verified_.end() ? std::span<const uint32_t>(known->second)
+                                                              : std::span<const uint32_t>());
       }
       if (o == Outcome::kDamaged) {
         // A crashed writer's torn batch, replaced by its successor while we
@@ -248,13 +252,16 @@ class PartitionReaderImpl final : public PartitionReader {
   const PartitionLayout layout_;
   const ReaderOptions options_;
   // Batches of sealed segments (segment base offset, file position) that
-  // this reader has checked (records, and the checksum unless turned off). A sealed segment's bytes never change,
-  // and a shuffled reader comes back to the same batch for each of its
-  // blocks, so each such batch is checked once per reader, not once per
-  // visit. The active segment's batches are checked at every read.
-  std::set<std::pair<uint64_t, uint64_t>> verified_;
-  // How many it remembers (about 3 MB of tree nodes; 64 GB of 1 MB
-  // batches); past that it starts over.
+  // this reader has checked (records, and the checksum unless turned off).
+  // A sealed segment's bytes never change, and a shuffled reader comes back
+  // to the same batch for each of its blocks, so each such batch is checked
+  // once per reader, not once per visit. The active segment's batches are
+  // checked at every read. With each, where every 64th of its records starts (BatchViewAccess::
+  // MarkEntries: a block that starts in the middle of a batch is found
+  // without walking the entries before it).
+  std::map<std::pair<uint64_t, uint64_t>, std::vector<uint32_t>> verified_;
+  // How many it remembers (for 1 MB batches of ~2,000 records, about 10 MB
+  // of marks and tree nodes, for 64 GB of batches); past that it starts over.
   static constexpr size_t kMaxVerified = size_t{1} << 16;
   std::unique_ptr<SegmentReader> segment_;
   std::optional<Offset> segment_end_;  // segment_ is sealed: where its successor starts

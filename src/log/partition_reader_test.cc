@@ -142,6 +142,29 @@ TEST_F(PartitionReaderTest, RevisitsSealedBatchesInAnyOrderAndANewReaderChecksAg
   EXPECT_NE(b.status().message().find("offset 74"), std::string::npos) << b.status().ToString();
 }
 
+// Batches of several hundred records: a revisit starts its walk to the
+// sought record at the nearest of the marks taken at the first visit (every
+// 64th record), which must land on exactly that record, at every distance
+// from a mark.
+TEST_F(PartitionReaderTest, RevisitsLandOnTheSoughtRecordInsideLargeBatches) {
+  Append(3000, 300);
+  Append(3100, 100);  // the last segment's batches are read without marks
+  ASSERT_TRUE(writer_->Close().ok());
+  auto r = Reader();
+  for (int pass = 0; pass < 2; ++pass) {  // the first pass takes the marks, the second uses them
+    for (uint64_t target = pass; target < 3100; target += 61) {
+      ASSERT_TRUE(r->Seek(Offset(target)).ok()) << target;
+      auto b = r->Read();
+      ASSERT_TRUE(b.ok()) << b.status().ToString();
+      ASSERT_FALSE(b->empty()) << target;
+      ASSERT_EQ(b->first_offset(), Offset(target));
+      uint64_t n = target;
+      for (LogRecord rec : *b) ASSERT_EQ(TestRecordNumber(rec.as_string_view()), n++) << "sought " << target;
+      EXPECT_EQ(n % 100, 0u) << "the view runs to the end of its batch";
+    }
+  }
+}
+
 // Seeks reuse the open segment when they can: backward and forward within
 // it, forward within the active segment as it grows, and on into segments
 // written since. Every landing must be the exact record.
