@@ -46,13 +46,6 @@ uint32_t SourceStream::TokenAt(uint32_t i) const {
 void SourceStream::SelectDoc() {
   cur_ = &cur_window_.docs[cur_window_.order[pos_.doc]];
   cur_len_ = cur_->count + (config_.bos ? 1 : 0) + (config_.eos ? 1 : 0);
-  // Shuffled, the next document lies anywhere in the window (megabytes):
-  // start loading its first kilobyte now, while this one is copied.
-  if (pos_.doc + 1 < cur_window_.order.size()) {
-    const Doc& next = cur_window_.docs[cur_window_.order[pos_.doc + 1]];
-    const size_t bytes = std::min<size_t>(size_t{next.count} * next.width, 1024);
-    for (size_t b = 0; b < bytes; b += 64) __builtin_prefetch(next.ids + b);
-  }
 }
 
 Result<bool> SourceStream::Ready() {
