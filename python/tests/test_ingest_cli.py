@@ -125,6 +125,26 @@ def test_finished_ingest_run_again_adds_nothing(tmp_path, corpus):
     assert len(records(f"log:{tmp_path}/t")) == len(texts)
 
 
+def test_the_same_inputs_named_another_way_resume(tmp_path, corpus):
+    # Relative in one run, absolute in the next, then through a link to the
+    # directory: the same files, so the second and third runs add nothing.
+    d, texts = corpus
+    rel = os.path.relpath(d, tmp_path)
+    uri = f"log:{tmp_path}/t"
+    common = ["ingest", "--tokenizer", deepseek(), "--to", uri, "--progress", "never", "--partitions", "2"]
+    subprocess.run([cli(), *common, "--input", rel, "--stats-json", "s1.json"], cwd=tmp_path, check=True,
+                   capture_output=True)
+    link = tmp_path / "link"
+    link.symlink_to(d, target_is_directory=True)
+    for n, spelled in ((2, str(d)), (3, str(link))):
+        r = subprocess.run([cli(), *common, "--input", spelled, "--stats-json", f"s{n}.json"], cwd=tmp_path,
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        s = json.loads((tmp_path / f"s{n}.json").read_text())
+        assert s["documents_written"] == 0 and s["documents_skipped_already_in_topic"] == len(texts)
+    assert len(records(uri)) == len(texts)
+
+
 def test_other_settings_refuse_to_resume(tmp_path, corpus):
     d, _ = corpus
     ingest(tmp_path, [d], "t", "--partitions", "2")

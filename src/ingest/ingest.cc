@@ -149,7 +149,8 @@ Result<uint64_t> HashFile(const std::string& path) {
 std::string Fingerprint(const IngestOptions& o, uint64_t tokenizer_hash, const text::SourceSet& sources,
                         uint32_t partitions) {
   std::string s = "tokenfeed-ingest-v1\n" + Hex64(tokenizer_hash) + "\n";
-  for (const auto& f : sources.files()) s += f.path + "\n";
+  // The same files however they were named (relative, absolute, a link).
+  for (const auto& f : sources.files()) s += ComparablePath(f.path) + "\n";
   auto add = [&](auto v) { s += std::to_string(v) + ","; };
   add(o.add_bos);
   add(o.add_eos);

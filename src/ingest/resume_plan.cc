@@ -1,9 +1,19 @@
 #include "ingest/resume_plan.h"
 
+#include <filesystem>
+#include <system_error>
+
 #include "ingest/record_attributes.h"
 #include "tokenfeed/record.h"
 
 namespace tokenfeed::ingest {
+
+std::string ComparablePath(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+  if (ec) return std::filesystem::path(path).lexically_normal().string();
+  return p.string();
+}
 
 Result<ResumePlan> PlanResume(topic::TopicWriter& writer, const std::vector<PartitionId>& partitions,
                               const std::string& fingerprint, const text::SourceSet& sources) {
@@ -35,8 +45,9 @@ Result<ResumePlan> PlanResume(topic::TopicWriter& writer, const std::vector<Part
       earliest = view->doc_seq();
       const auto& files = sources.files();
       size_t index = files.size();
+      const std::string source = ComparablePath(std::string(view->source_path()));
       for (size_t i = 0; i < files.size(); ++i) {
-        if (files[i].path == view->source_path()) {
+        if (files[i].path == view->source_path() || ComparablePath(files[i].path) == source) {
           index = i;
           break;
         }

@@ -41,4 +41,10 @@ struct ResumePlan {
 Result<ResumePlan> PlanResume(topic::TopicWriter& writer, const std::vector<PartitionId>& partitions,
                               const std::string& fingerprint, const text::SourceSet& sources);
 
+// An input's path as resuming compares it: absolute, with symbolic links and
+// "." / ".." resolved where the file exists, so that the same file named
+// relatively in one run and absolutely (or through a link) in the next is
+// the same input. Records keep the path as it was given.
+std::string ComparablePath(const std::string& path);
+
 }  // namespace tokenfeed::ingest
