@@ -1,5 +1,6 @@
 #include "ingest/resume_plan.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <system_error>
 
@@ -16,7 +17,7 @@ std::string ComparablePath(const std::string& path) {
 }
 
 Result<ResumePlan> PlanResume(topic::TopicWriter& writer, const std::vector<PartitionId>& partitions,
-                              const std::string& fingerprint, const text::SourceSet& sources) {
+                              const std::vector<std::string>& fingerprints, const text::SourceSet& sources) {
   ResumePlan plan;
   plan.last_sequence.resize(partitions.size());
   bool all_have_records = true;
@@ -34,10 +35,10 @@ Result<ResumePlan> PlanResume(topic::TopicWriter& writer, const std::vector<Part
     auto view = record::RecordView::Parse(*last);
     if (!view.ok()) return view.status().WithContext(where);
     auto run = view->FindAttribute(kRunAttribute);
-    if (!run || *run != fingerprint) {
+    if (!run || std::find(fingerprints.begin(), fingerprints.end(), *run) == fingerprints.end()) {
       return Status::InvalidArgument(
           where + " was written by another ingest (settings fingerprint " +
-          (run ? std::string(*run) : std::string("none")) + ", this run's is " + fingerprint +
+          (run ? std::string(*run) : std::string("none")) + ", this run's is " + fingerprints.front() +
           "): resuming needs the same tokenizer, inputs and options; write to a new topic to start afresh");
     }
     plan.last_sequence[slot] = view->doc_seq();

@@ -35,11 +35,12 @@ struct ResumePlan {
 };
 
 // Reads the last records of `partitions` (in that order). InvalidArgument when
-// a record comes from another ingest (its "run" attribute differs from
-// `fingerprint`) or from a file that is not among `sources`; Corruption when a
-// last record does not parse.
+// a record comes from another ingest (its "run" attribute is none of
+// `fingerprints`: this run's first, then any older form of it) or from a
+// file that is not among `sources`; Corruption when a last record does not
+// parse.
 Result<ResumePlan> PlanResume(topic::TopicWriter& writer, const std::vector<PartitionId>& partitions,
-                              const std::string& fingerprint, const text::SourceSet& sources);
+                              const std::vector<std::string>& fingerprints, const text::SourceSet& sources);
 
 // An input's path as resuming compares it: absolute, with symbolic links and
 // "." / ".." resolved where the file exists, so that the same file named
