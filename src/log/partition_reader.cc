@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <optional>
 #include <map>
+#include <optional>
 #include <span>
 #include <thread>
 #include <utility>
