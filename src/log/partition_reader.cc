@@ -114,16 +114,23 @@ class PartitionReaderImpl final : public PartitionReader {
     bool looked_again = false;
     for (;;) {
       SegmentReader::Batch batch;
-      const bool sealed = segment_->mapped();
       const std::pair<uint64_t, uint64_t> where{segment_->base_offset().value(), position_};
-      auto known = sealed ? verified_.find(where) : verified_.end();
-      const bool trusted = known != verified_.end();
-      const SegmentReader::Check check = trusted ? SegmentReader::Check::kHeader : FullCheck();
+      auto known = verified_.find(where);
+      const SegmentReader::Check check = known != verified_.end() ? SegmentReader::Check::kHeader : FullCheck();
       TF_ASSIGN_OR_RETURN(Outcome o, segment_->ReadAt(position_, check, &batch));
+      if (o == Outcome::kBatch && known != verified_.end() && !known->second.Describes(batch.header)) {
+        // Not the batch checked here before (a topic made again under the
+        // same name, or a tail cut and written anew): check it in full.
+        verified_.erase(known);
+        known = verified_.end();
+        TF_ASSIGN_OR_RETURN(o, segment_->ReadAt(position_, FullCheck(), &batch));
+      }
       if (o == Outcome::kBatch) {
-        if (sealed && !trusted) {
+        if (known == verified_.end()) {
           if (verified_.size() >= kMaxVerified) verified_.clear();
-          known = verified_.emplace(where, BatchViewAccess::MarkEntries(batch.bytes, batch.header)).first;
+          known = verified_
+                      .emplace(where, Verified{batch.header, BatchViewAccess::MarkEntries(batch.bytes, batch.header)})
+                      .first;
         }
         const f::BatchHeader& h = batch.header;
         if (h.base_offset > next_ || h.end_offset() <= next_) {
@@ -135,9 +142,7 @@ class PartitionReaderImpl final : public PartitionReader {
         const uint32_t skip = static_cast<uint32_t>(next_ - h.base_offset);
         position_ += h.batch_length;
         next_ = h.end_offset();
-        return BatchViewAccess::Make(batch.bytes, h, skip,
-                                     known != verified_.end() ? std::span<const uint32_t>(known->second)
-                                                              : std::span<const uint32_t>());
+        return BatchViewAccess::Make(batch.bytes, h, skip, known->second.marks);
       }
       if (o == Outcome::kDamaged) {
         // A crashed writer's torn batch, replaced by its successor while we
@@ -251,15 +256,25 @@ class PartitionReaderImpl final : public PartitionReader {
   FileSystem* const fs_;
   const PartitionLayout layout_;
   const ReaderOptions options_;
-  // Batches of sealed segments (segment base offset, file position) that
-  // this reader has checked (records, and the checksum unless turned off).
-  // A sealed segment's bytes never change, and a shuffled reader comes back
-  // to the same batch for each of its blocks, so each such batch is checked
-  // once per reader, not once per visit. The active segment's batches are
-  // checked at every read. With each, where every 64th of its records starts (BatchViewAccess::
-  // MarkEntries: a block that starts in the middle of a batch is found
-  // without walking the entries before it).
-  std::map<std::pair<uint64_t, uint64_t>, std::vector<uint32_t>> verified_;
+  // Batches (segment base offset, file position) that this reader has
+  // checked (records, and the checksum unless turned off). A batch's bytes
+  // never change once written whole, and a shuffled reader comes back to the
+  // same batch for each of its blocks, so each batch is checked once per
+  // reader, not once per visit; a later visit reads its header only (which
+  // has a checksum of its own) and checks the batch in full again only if
+  // the header differs from the one remembered (the file was replaced, or a
+  // cut tail written anew). With each, where every 64th of its records
+  // starts (BatchViewAccess::MarkEntries: a block that starts in the middle
+  // of a batch is found without walking the entries before it).
+  struct Verified {
+    f::BatchHeader header;
+    std::vector<uint32_t> marks;
+    bool Describes(const f::BatchHeader& h) const {
+      return h.data_crc == header.data_crc && h.batch_length == header.batch_length &&
+             h.record_count == header.record_count && h.base_offset == header.base_offset;
+    }
+  };
+  std::map<std::pair<uint64_t, uint64_t>, Verified> verified_;
   // How many it remembers (for 1 MB batches of ~2,000 records, about 10 MB
   // of marks and tree nodes, for 64 GB of batches); past that it starts over.
   static constexpr size_t kMaxVerified = size_t{1} << 16;

@@ -165,6 +165,45 @@ TEST_F(PartitionReaderTest, RevisitsLandOnTheSoughtRecordInsideLargeBatches) {
   }
 }
 
+// A reader trusts a batch it checked before only while the batch at that
+// place is still the same: a segment file replaced (sealed) or its tail cut
+// and written anew (active) with other records of the same offsets must be
+// read as it is now, not through what the reader noted about the old batch
+// (where its records started).
+TEST_F(PartitionReaderTest, ABatchReplacedSinceItWasCheckedIsCheckedAndReadAsItIsNow) {
+  Append(300, 300);
+  Append(600, 300);  // one batch per segment: segments 0 (sealed) and 300 (active)
+  ASSERT_EQ(topic_->Describe()->partitions[0].segment_count, 2u);
+  ASSERT_TRUE(writer_->Close().ok());
+  auto r = Reader();
+  auto expect_at = [&](uint64_t target, size_t max_extra) {
+    ASSERT_TRUE(r->Seek(Offset(target)).ok()) << target;
+    auto b = r->Read();
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    ASSERT_FALSE(b->empty()) << target;
+    uint64_t n = target;
+    for (LogRecord rec : *b) ASSERT_EQ(TestRecordNumber(rec.as_string_view(), max_extra), n++) << "sought " << target;
+    EXPECT_EQ(n % 300, 0u);
+  };
+  expect_at(250, 61);  // checked, and marks taken
+  expect_at(550, 61);
+  // The same offsets, records of other sizes: the marks no longer fit.
+  auto sealed = ReadFileToString(FileSystem::Posix(), SegmentPath(0));
+  auto active = ReadFileToString(FileSystem::Posix(), SegmentPath(300));
+  ASSERT_TRUE(sealed.ok() && active.ok());
+  const std::string new_sealed =
+      sealed->substr(0, format::kSegmentHeaderSize) + testing::EncodeTestBatch(0, 300, 5);
+  const std::string new_active =
+      active->substr(0, format::kSegmentHeaderSize) + testing::EncodeTestBatch(300, 300, 5);
+  ASSERT_NE(new_sealed.size(), sealed->size());
+  ASSERT_TRUE(WriteFileAtomically(FileSystem::Posix(), SegmentPath(0), new_sealed).ok());
+  ASSERT_TRUE(WriteFileAtomically(FileSystem::Posix(), SegmentPath(300), new_active).ok());
+  expect_at(250, 5);  // reopens segment 0 (the reader was in segment 300)
+  expect_at(550, 5);  // reopens segment 300
+  expect_at(130, 5);
+  expect_at(599, 5);
+}
+
 // Seeks reuse the open segment when they can: backward and forward within
 // it, forward within the active segment as it grows, and on into segments
 // written since. Every landing must be the exact record.
