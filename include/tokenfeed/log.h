@@ -153,6 +153,13 @@ class PartitionReader {
   // size with a backoff of at most 10 ms) and returns an empty view if none
   // came. Corruption for damaged data, naming segment, position and offset.
   virtual Result<BatchView> Read(std::chrono::milliseconds wait = std::chrono::milliseconds(0)) = 0;
+  // The bytes of the batch the last Read returned are valid until the next
+  // Read, Seek or the reader's end. Those of a sealed segment are read in
+  // place from a memory map; for them this returns an owner that keeps them
+  // readable for as long as it is held (so a caller may keep pointers into
+  // them instead of copying). Null for batches read through the reader's
+  // buffer (the active segment).
+  virtual std::shared_ptr<const void> LastBatchOwner() const = 0;
   // The offset of the next record Read will return.
   virtual Offset position() const = 0;
   // The offset after the last complete batch, as of now.

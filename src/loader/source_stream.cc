@@ -151,6 +151,7 @@ Status SourceStream::ReadBlocks(uint32_t partition, const std::vector<uint32_t>&
   topic::PartitionCursor& cursor = *cursors_[partition];
   std::vector<char>& arena = w->arenas[partition];
   std::vector<StoredDoc>& stored = w->stored[partition];
+  std::vector<std::shared_ptr<const void>>& owners = w->owners[partition];
   for (uint32_t index : blocks) {
     const Block& b = blocks_[index];
     if (cursor.position() != Offset(b.offset)) TF_RETURN_IF_ERROR(cursor.Seek(Offset(b.offset)));
@@ -165,6 +166,8 @@ Status SourceStream::ReadBlocks(uint32_t partition, const std::vector<uint32_t>&
         return Status::TimedOut(c.uri + " partition " + std::to_string(b.partition) + ": no record at offset " +
                                 std::to_string(b.offset + got) + " within 5 s, though the snapshot includes it");
       }
+      std::shared_ptr<const void> owner = cursor.RecordsOwner();
+      if (owner != nullptr && (owners.empty() || owners.back() != owner)) owners.push_back(owner);
       for (const topic::StoredRecordView& r : records) {
         if (got == b.count) break;
         const uint64_t want = b.offset + got;
@@ -177,13 +180,20 @@ Status SourceStream::ReadBlocks(uint32_t partition, const std::vector<uint32_t>&
           return view.status().WithContext(c.uri + " partition " + std::to_string(b.partition) + " offset " +
                                            std::to_string(want));
         }
-        // Keep the ids 4-aligned in the arena, as the record had them.
-        const size_t at = (arena.size() + 3) & ~size_t{3};
-        arena.insert(arena.end(), at - arena.size(), '\0');
-        const char* ids = reinterpret_cast<const char*>(view->ids().data());
-        arena.insert(arena.end(), ids, ids + view->ids().size() * view->ids().width_bytes());
-        stored.push_back({at, static_cast<uint32_t>(view->ids().size()),
-                          static_cast<uint8_t>(view->ids().width_bytes())});
+        const uint32_t count = static_cast<uint32_t>(view->ids().size());
+        const uint8_t width = static_cast<uint8_t>(view->ids().width_bytes());
+        if (owner != nullptr) {
+          // Bytes that stay readable while the window holds their owner (a
+          // memory-mapped segment): the document points at them, no copy.
+          stored.push_back({0, reinterpret_cast<const uint8_t*>(view->ids().data()), count, width});
+        } else {
+          // Keep the ids 4-aligned in the arena, as the record had them.
+          const size_t at = (arena.size() + 3) & ~size_t{3};
+          arena.insert(arena.end(), at - arena.size(), '\0');
+          const char* ids = reinterpret_cast<const char*>(view->ids().data());
+          arena.insert(arena.end(), ids, ids + size_t{count} * width);
+          stored.push_back({at, nullptr, count, width});
+        }
         ++got;
       }
     }
@@ -198,8 +208,10 @@ void SourceStream::ReadWindow(uint64_t epoch, uint64_t window, Window* w) {
   w->window = window;
   w->arenas.resize(cursors_.size());
   w->stored.resize(cursors_.size());
+  w->owners.resize(cursors_.size());
   for (auto& a : w->arenas) a.clear();
   for (auto& d : w->stored) d.clear();
+  for (auto& o : w->owners) o.clear();
   w->docs.clear();
   w->order.clear();
   w->read_upto.clear();
@@ -254,7 +266,7 @@ void SourceStream::ReadWindow(uint64_t epoch, uint64_t window, Window* w) {
     const uint8_t* arena = reinterpret_cast<const uint8_t*>(w->arenas[p].data());
     for (size_t d = from; d < from + count; ++d) {
       const StoredDoc& sd = w->stored[p][d];
-      w->docs.push_back({arena + sd.ids_at, sd.count, sd.width});
+      w->docs.push_back({sd.direct != nullptr ? sd.direct : arena + sd.ids_at, sd.count, sd.width});
     }
   }
   w->order = WindowRecordOrder(static_cast<uint32_t>(w->docs.size()), c.shuffle, c.seed, c.source_index, epoch,

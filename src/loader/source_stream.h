@@ -81,20 +81,25 @@ class SourceStream {
     uint8_t width;       // 2 or 4
   };
   // Where a partition's reader put a document: an offset into the
-  // partition's arena, which may still grow while it reads.
+  // partition's arena, which may still grow while it reads, or the record's
+  // own bytes where their owner keeps them readable.
   struct StoredDoc {
     size_t ids_at;
+    const uint8_t* direct;  // null: in the arena
     uint32_t count;
     uint8_t width;
   };
-  // One window's records, in memory. Each partition's ids are read into an
-  // arena of its own (a vector: moving the window keeps the addresses Doc
-  // points to), which keeps its capacity from window to window, so a window
+  // One window's records, in memory. Ids read in place from a memory-mapped
+  // segment are not copied: the window holds the maps (owners) and the
+  // documents point into them. Others are copied into an arena per
+  // partition (a vector: moving the window keeps the addresses Doc points
+  // to), which keeps its capacity from window to window, so such a window
   // costs one copy of its records and no reallocation once warm.
   struct Window {
     uint64_t epoch = UINT64_MAX, window = UINT64_MAX;
     std::vector<std::vector<char>> arenas;       // by partition
     std::vector<std::vector<StoredDoc>> stored;  // by partition, in reading order
+    std::vector<std::vector<std::shared_ptr<const void>>> owners;  // by partition: of direct documents' bytes
     std::vector<Doc> docs;           // in stored order
     std::vector<uint32_t> order;     // shuffled visiting order
     std::vector<std::pair<uint32_t, uint64_t>> read_upto;  // partition, end of a block read

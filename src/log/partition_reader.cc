@@ -44,6 +44,7 @@ class PartitionReaderImpl final : public PartitionReader {
   }
 
   Status Seek(Offset target) override {
+    last_owner_.reset();
     // Within the segment being read, no file is listed or opened again: a
     // shuffled loader seeks at every block, mostly inside the segment it
     // read last. A sealed segment holds the offsets below its successor's
@@ -112,6 +113,7 @@ class PartitionReaderImpl final : public PartitionReader {
     const Clock::time_point deadline = Clock::now() + wait;
     auto backoff = std::chrono::duration_cast<Clock::duration>(kFirstBackoff);
     bool looked_again = false;
+    last_owner_.reset();
     for (;;) {
       SegmentReader::Batch batch;
       const std::pair<uint64_t, uint64_t> where{segment_->base_offset().value(), position_};
@@ -140,6 +142,7 @@ class PartitionReaderImpl final : public PartitionReader {
                                        " comes next (offsets must be dense)");
         }
         const uint32_t skip = static_cast<uint32_t>(next_ - h.base_offset);
+        last_owner_ = segment_->map_owner();  // null unless these bytes are in the map
         position_ += h.batch_length;
         next_ = h.end_offset();
         return BatchViewAccess::Make(batch.bytes, h, skip, known->second.marks);
@@ -169,6 +172,7 @@ class PartitionReaderImpl final : public PartitionReader {
   }
 
   Offset position() const override { return next_; }
+  std::shared_ptr<const void> LastBatchOwner() const override { return last_owner_; }
 
   Result<Offset> EndOffset() override {
     TF_ASSIGN_OR_RETURN(PartitionTail tail, ReadPartitionTail(fs_, layout_, /*with_sizes=*/false));
@@ -285,6 +289,7 @@ class PartitionReaderImpl final : public PartitionReader {
   uint64_t position_ = 0;
   Offset next_;
   Clock::time_point last_gap_check_{};
+  std::shared_ptr<const void> last_owner_;  // of the batch Read returned last
 };
 
 }  // namespace

@@ -204,6 +204,36 @@ TEST_F(PartitionReaderTest, ABatchReplacedSinceItWasCheckedIsCheckedAndReadAsItI
   expect_at(599, 5);
 }
 
+// A sealed segment's batch is read in place from its map, and its owner
+// keeps those bytes readable after the reader has moved on and is gone (the
+// loader keeps pointers into them instead of copying); the active segment's
+// batches live in the reader's buffer and have no owner.
+TEST_F(PartitionReaderTest, SealedBatchesHaveAnOwnerThatOutlivesTheReader) {
+  Append(2000, 37);
+  ASSERT_GT(topic_->Describe()->partitions[0].segment_count, 3u);
+  auto r = Reader();
+  ASSERT_TRUE(r->Seek(Offset(40)).ok());
+  auto b = r->Read();
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  ASSERT_FALSE(b->empty());
+  std::shared_ptr<const void> owner = r->LastBatchOwner();
+  ASSERT_NE(owner, nullptr) << "segment 0 is sealed and mapped";
+  std::vector<std::string_view> kept;
+  for (LogRecord rec : *b) kept.push_back(rec.as_string_view());
+  ASSERT_TRUE(r->Seek(Offset(1999)).ok());  // into the active segment
+  auto last = r->Read();
+  ASSERT_TRUE(last.ok() && !last->empty());
+  EXPECT_EQ(r->LastBatchOwner(), nullptr) << "the active segment is read through the buffer";
+  r.reset();
+  uint64_t n = 40;
+  for (std::string_view bytes : kept) EXPECT_EQ(TestRecordNumber(bytes), n++);
+  auto again = Reader();
+  ASSERT_TRUE(again->Seek(Offset(2000)).ok());
+  auto none = again->Read(milliseconds(0));
+  ASSERT_TRUE(none.ok() && none->empty());
+  EXPECT_EQ(again->LastBatchOwner(), nullptr) << "no batch, no owner";
+}
+
 // Seeks reuse the open segment when they can: backward and forward within
 // it, forward within the active segment as it grows, and on into segments
 // written since. Every landing must be the exact record.

@@ -78,6 +78,10 @@ class SegmentReader {
 
   Result<uint64_t> FileSize() { return file_->Size(); }
   bool mapped() const { return map_ != nullptr; }
+  // While held, keeps the bytes of batches read from the map readable (also
+  // after this reader is closed); null when not mapped. Batch bytes read
+  // through the buffer are valid only until the next call.
+  std::shared_ptr<const void> map_owner() const { return map_; }
   // Forgets buffered bytes, so the next read sees the file as it is now.
   void Invalidate() {
     window_length_ = 0;
@@ -99,7 +103,7 @@ class SegmentReader {
   Result<bool> Holds(uint64_t end);
 
   std::unique_ptr<RandomAccessFile> file_;
-  std::unique_ptr<MappedFile> map_;
+  std::shared_ptr<const MappedFile> map_;
   Offset base_;
   std::string header_problem_;
   std::string problem_;

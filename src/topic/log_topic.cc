@@ -72,31 +72,38 @@ class LogPartitionCursor final : public PartitionCursor {
       : topic_(std::move(topic)), reader_(std::move(reader)) {}
 
   Status Seek(Offset offset) override {
-    records_.clear();
-    taken_ = 0;
+    batch_ = log::BatchView();
+    next_ = batch_.end();
+    handed_ = 0;
+    owner_.reset();
     return reader_->Seek(offset);
   }
 
   using PartitionCursor::Read;
   Result<std::span<const StoredRecordView>> Read(std::chrono::milliseconds wait, size_t max_records) override {
-    if (taken_ == records_.size()) {
-      // The rest of the last batch is handed out first; its bytes stay valid
-      // until the reader's next Read.
-      records_.clear();
-      taken_ = 0;
-      TF_ASSIGN_OR_RETURN(log::BatchView batch, reader_->Read(wait));
-      for (log::LogRecord r : batch) records_.push_back({r.offset, r.bytes});
+    records_.clear();
+    if (next_ == batch_.end()) {
+      TF_ASSIGN_OR_RETURN(batch_, reader_->Read(wait));
+      next_ = batch_.begin();
+      handed_ = 0;
+      owner_ = reader_->LastBatchOwner();
     }
-    const size_t n = std::min(max_records, records_.size() - taken_);
-    auto out = std::span<const StoredRecordView>(records_).subspan(taken_, n);
-    taken_ += n;
-    return out;
+    // The rest of the last batch is handed out first (its bytes stay valid
+    // until the reader's next Read), walked only as far as asked: a loader
+    // block often ends long before its batch does.
+    for (; next_ != batch_.end() && records_.size() < max_records; ++next_, ++handed_) {
+      const log::LogRecord r = *next_;
+      records_.push_back({r.offset, r.bytes});
+    }
+    return std::span<const StoredRecordView>(records_);
   }
+
+  std::shared_ptr<const void> RecordsOwner() const override { return records_.empty() ? nullptr : owner_; }
 
   Status SetReadEnd(Offset) override { return Status::OK(); }  // the log reads nothing ahead
 
   Offset position() const override {
-    return taken_ < records_.size() ? records_[taken_].offset : reader_->position();
+    return next_ != batch_.end() ? batch_.first_offset() + handed_ : reader_->position();
   }
   Result<Offset> EndOffset() override { return reader_->EndOffset(); }
   Result<Offset> StartOffset() override {
@@ -108,8 +115,11 @@ class LogPartitionCursor final : public PartitionCursor {
  private:
   std::unique_ptr<log::Topic> topic_;
   std::unique_ptr<log::PartitionReader> reader_;
-  std::vector<StoredRecordView> records_;  // the reader's last batch
-  size_t taken_ = 0;                       // of records_, handed out
+  log::BatchView batch_;                   // the reader's last batch
+  log::BatchView::Iterator next_ = batch_.end();  // its first record not handed out
+  uint32_t handed_ = 0;                    // records of batch_ handed out
+  std::shared_ptr<const void> owner_;      // of batch_'s bytes, if they outlive the next read
+  std::vector<StoredRecordView> records_;  // returned by the last Read
 };
 
 }  // namespace

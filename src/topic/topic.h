@@ -125,6 +125,11 @@ class PartitionCursor {
   // until the next call.
   virtual Result<std::span<const StoredRecordView>> Read(std::chrono::milliseconds wait, size_t max_records) = 0;
   Result<std::span<const StoredRecordView>> Read(std::chrono::milliseconds wait) { return Read(wait, SIZE_MAX); }
+  // While held, keeps the bytes of the records the last Read returned
+  // readable, past the next call and the cursor's end: the embedded log's
+  // sealed segments, read in place from a memory map. Null when the bytes
+  // are valid only until the next call (Kafka; the log's active segment).
+  virtual std::shared_ptr<const void> RecordsOwner() const { return nullptr; }
   // A promise about the reads up to the next Seek: none at or past `end`
   // (the loader reads blocks of known extent). A Kafka cursor then stops
   // its partition's fetch once it has handed out the record before `end`,

@@ -4,6 +4,7 @@
 // what was left of a batch.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,42 @@ TEST_F(LogCursorTest, SeekDropsTheRestOfABatch) {
   auto all = (*whole)->Read(milliseconds(100));
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->size(), 60u);
+}
+
+// Records read in place from a sealed (mapped) segment come with an owner
+// that keeps their bytes readable after the cursor is gone; those of the
+// active segment have none (valid until the next call only).
+TEST(LogCursorOwnerTest, SealedRecordsOutliveTheCursorWhileTheirOwnerIsHeld) {
+  ScopedTempDir dir;
+  const std::string uri = "log:" + dir.path() + "/topics/t";
+  WriterConfig config;
+  config.partitions = 1;
+  config.log_topic.segment_bytes = 4096;
+  auto w = OpenTopicWriter(uri, config, {PartitionId(0)});
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  for (int from = 0; from < 400; from += 50) {  // batches of ~1.3 KB: several segments
+    std::vector<std::string> records;
+    for (int i = from; i < from + 50; ++i) records.push_back("record " + std::to_string(i));
+    std::vector<std::span<const uint8_t>> spans;
+    for (const auto& r : records) spans.emplace_back(reinterpret_cast<const uint8_t*>(r.data()), r.size());
+    ASSERT_TRUE((*w)->Append(PartitionId(0), spans).ok());
+  }
+  ASSERT_TRUE((*w)->Close().ok());
+  auto c = OpenPartitionCursor(uri, PartitionId(0));
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  auto first = (*c)->Read(milliseconds(100), 10);
+  ASSERT_TRUE(first.ok() && first->size() == 10u);
+  std::shared_ptr<const void> owner = (*c)->RecordsOwner();
+  ASSERT_NE(owner, nullptr);
+  std::vector<StoredRecordView> kept(first->begin(), first->end());
+  ASSERT_TRUE((*c)->Seek(Offset(399)).ok());
+  auto last = (*c)->Read(milliseconds(100), 10);
+  ASSERT_TRUE(last.ok() && last->size() == 1u);
+  EXPECT_EQ((*c)->RecordsOwner(), nullptr) << "the active segment's records live in the reader's buffer";
+  c->reset();
+  for (size_t i = 0; i < kept.size(); ++i) {
+    EXPECT_EQ(std::string(kept[i].bytes.begin(), kept[i].bytes.end()), "record " + std::to_string(i));
+  }
 }
 
 }  // namespace
