@@ -24,6 +24,12 @@ struct BatchViewAccess {
   // to the first record starts at the nearest mark.
   static BatchView Make(std::span<const uint8_t> batch, const format::BatchHeader& h, uint32_t skip,
                         std::span<const uint32_t> marks = {});
+  // A view of records [skip, end_record) of a batch CheckBatchBody accepted,
+  // from a copy of part of it: `part` starts where record `part_record`
+  // starts (a multiple of kMarkEvery, from MarkEntries) and ends where
+  // record `end_record` starts (or at the batch's end).
+  static BatchView MakePart(std::span<const uint8_t> part, uint32_t part_record, uint32_t end_record,
+                            const format::BatchHeader& h, uint32_t skip);
   // Where records 0, kMarkEvery, 2 * kMarkEvery, ... start (from the batch's
   // first byte), so that a reader coming back to a batch for a record in its
   // middle need not walk every entry before it (a walk is a cache miss per

@@ -94,6 +94,19 @@ BatchView BatchViewAccess::Make(std::span<const uint8_t> batch, const f::BatchHe
   return v;
 }
 
+BatchView BatchViewAccess::MakePart(std::span<const uint8_t> part, uint32_t part_record, uint32_t end_record,
+                                    const f::BatchHeader& h, uint32_t skip) {
+  BatchView v;
+  const uint8_t* p = part.data();
+  for (uint32_t i = part_record; i < skip; ++i) p += f::EntrySize(LoadLittleEndian<uint32_t>(p));
+  v.begin_ = p;
+  v.end_ = part.data() + part.size();
+  v.first_ = h.base_offset + skip;
+  v.count_ = end_record - skip;
+  v.append_time_unix_ms_ = h.append_time_unix_ms;
+  return v;
+}
+
 std::vector<uint32_t> BatchViewAccess::MarkEntries(std::span<const uint8_t> batch, const f::BatchHeader& h) {
   std::vector<uint32_t> marks;
   marks.reserve(h.record_count / kMarkEvery + 1);

@@ -118,7 +118,13 @@ class PartitionReaderImpl final : public PartitionReader {
       SegmentReader::Batch batch;
       const std::pair<uint64_t, uint64_t> where{segment_->base_offset().value(), position_};
       auto known = verified_.find(where);
-      const SegmentReader::Check check = known != verified_.end() ? SegmentReader::Check::kHeader : FullCheck();
+      // A batch checked before is read whole from a map (no copy), but only
+      // in part through the buffer (the active segment): a loader's block
+      // is a few hundred of its records, and each copy costs.
+      const bool in_buffer = !segment_->mapped();
+      const SegmentReader::Check check =
+          known == verified_.end() ? FullCheck()
+                                   : (in_buffer ? SegmentReader::Check::kPresence : SegmentReader::Check::kHeader);
       TF_ASSIGN_OR_RETURN(Outcome o, segment_->ReadAt(position_, check, &batch));
       if (o == Outcome::kBatch && known != verified_.end() && !known->second.Describes(batch.header)) {
         // Not the batch checked here before (a topic made again under the
@@ -126,6 +132,12 @@ class PartitionReaderImpl final : public PartitionReader {
         verified_.erase(known);
         known = verified_.end();
         TF_ASSIGN_OR_RETURN(o, segment_->ReadAt(position_, FullCheck(), &batch));
+      }
+      if (o == Outcome::kBatch && known != verified_.end() && in_buffer) {
+        TF_ASSIGN_OR_RETURN(std::optional<BatchView> part, ReadPartOf(batch.header, known->second.marks));
+        if (part) return std::move(*part);
+        verified_.erase(known);  // the file is shorter than that now: look again, checking everything
+        continue;
       }
       if (o == Outcome::kBatch) {
         if (known == verified_.end()) {
@@ -135,12 +147,7 @@ class PartitionReaderImpl final : public PartitionReader {
                       .first;
         }
         const f::BatchHeader& h = batch.header;
-        if (h.base_offset > next_ || h.end_offset() <= next_) {
-          return SegmentCorruption(segment_->path(), position_, next_,
-                                   "the batch here holds offsets " + ToString(h.base_offset) + " to " +
-                                       ToString(h.end_offset()) + " but offset " + ToString(next_) +
-                                       " comes next (offsets must be dense)");
-        }
+        TF_RETURN_IF_ERROR(CheckDense(h));
         const uint32_t skip = static_cast<uint32_t>(next_ - h.base_offset);
         last_owner_ = segment_->map_owner();  // null unless these bytes are in the map
         position_ += h.batch_length;
@@ -188,6 +195,37 @@ class PartitionReaderImpl final : public PartitionReader {
   Result<std::unique_ptr<SegmentReader>> OpenSegment(Offset base, bool sealed) {
     return SegmentReader::Open(fs_, layout_.SegmentPath(base), base, options_.buffer_bytes,
                                sealed ? SegmentReader::Access::kMap : SegmentReader::Access::kRead);
+  }
+
+  // Records of a batch checked before, from the sought one to a few marks
+  // on (or to the batch's end), read through the buffer without the rest of
+  // the batch; the reader stays at the batch until a part reaches its end.
+  // nullopt when the file no longer holds those bytes.
+  Result<std::optional<BatchView>> ReadPartOf(const f::BatchHeader& h, const std::vector<uint32_t>& marks) {
+    TF_RETURN_IF_ERROR(CheckDense(h));
+    constexpr uint32_t kEvery = BatchViewAccess::kMarkEvery;
+    const uint32_t skip = static_cast<uint32_t>(next_ - h.base_offset);
+    const size_t m = std::min<size_t>(skip / kEvery, marks.size() - 1);
+    const size_t end_mark = m + kPartMarks;
+    const bool to_end = end_mark >= marks.size();
+    const uint32_t from = marks[m], to = to_end ? h.batch_length : marks[end_mark];
+    const uint32_t end_record = to_end ? h.record_count : static_cast<uint32_t>(end_mark * kEvery);
+    TF_ASSIGN_OR_RETURN(std::span<const uint8_t> bytes, segment_->ReadPart(position_ + from, to - from));
+    if (bytes.size() < to - from) return std::optional<BatchView>();
+    BatchView v = BatchViewAccess::MakePart(bytes, static_cast<uint32_t>(m * kEvery), end_record, h, skip);
+    if (to_end) position_ += h.batch_length;
+    next_ = h.base_offset + end_record;
+    return std::optional<BatchView>(v);
+  }
+
+  Status CheckDense(const f::BatchHeader& h) {
+    if (h.base_offset > next_ || h.end_offset() <= next_) {
+      return SegmentCorruption(segment_->path(), position_, next_,
+                               "the batch here holds offsets " + ToString(h.base_offset) + " to " +
+                                   ToString(h.end_offset()) + " but offset " + ToString(next_) +
+                                   " comes next (offsets must be dense)");
+    }
+    return Status::OK();
   }
 
   SegmentReader::Check FullCheck() const {
@@ -282,6 +320,9 @@ class PartitionReaderImpl final : public PartitionReader {
   // How many it remembers (for 1 MB batches of ~2,000 records, about 10 MB
   // of marks and tree nodes, for 64 GB of batches); past that it starts over.
   static constexpr size_t kMaxVerified = size_t{1} << 16;
+  // How many marks (of 64 records) past the sought record's a part of a
+  // batch read through the buffer spans: at least 256 records, a block.
+  static constexpr size_t kPartMarks = 5;
   std::unique_ptr<SegmentReader> segment_;
   std::optional<Offset> segment_end_;  // segment_ is sealed: where its successor starts
   std::optional<SegmentIndex> index_;  // segment_'s, if it has a usable one

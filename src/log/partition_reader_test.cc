@@ -165,6 +165,48 @@ TEST_F(PartitionReaderTest, RevisitsLandOnTheSoughtRecordInsideLargeBatches) {
   }
 }
 
+// The active segment is read through the buffer: a batch checked before is
+// read again only in part, from the sought record a few hundred records on.
+// Reading on from any record must still give every record in order, across
+// the parts, to the end of the batch and into the next one.
+TEST_F(PartitionReaderTest, RevisitsOfTheActiveSegmentReadPartsOfBatchesAndGoOnAcrossThem) {
+  TopicOptions options;
+  options.segment_bytes = 64 << 20;  // all in the active segment
+  const std::string uri = "log:" + dir_.Join("big");
+  auto t = Topic::Create(uri, options);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  {
+    auto w = (*t)->OpenWriter(PartitionId(0));
+    ASSERT_TRUE(w.ok());
+    BatchBuilder b;
+    for (uint64_t first : {0u, 1000u, 2000u}) {
+      FillTestBatch(&b, first, 1000);
+      ASSERT_TRUE((*w)->Append(&b).ok());
+    }
+  }
+  auto r = (*t)->OpenReader(PartitionId(0), {});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  for (int pass = 0; pass < 2; ++pass) {  // the first pass checks the batches whole, the second reads parts
+    for (uint64_t target = pass; target < 3000; target += 137) {
+      ASSERT_TRUE((*r)->Seek(Offset(target)).ok()) << target;
+      uint64_t n = target;
+      int reads = 0;
+      while (n < std::min<uint64_t>(target + 1200, 3000)) {
+        auto b = (*r)->Read();
+        ASSERT_TRUE(b.ok()) << b.status().ToString();
+        ASSERT_FALSE(b->empty()) << "at " << n << ", sought " << target;
+        ASSERT_EQ(b->first_offset(), Offset(n));
+        for (LogRecord rec : *b) ASSERT_EQ(TestRecordNumber(rec.as_string_view()), n++) << "sought " << target;
+        EXPECT_EQ((*r)->position(), Offset(n));
+        ++reads;
+      }
+      if (pass == 1 && target % 1000 < 600 && target + 1200 <= 3000) {
+        EXPECT_GT(reads, 2) << "a revisit reads parts of a batch, not the whole; sought " << target;
+      }
+    }
+  }
+}
+
 // A reader trusts a batch it checked before only while the batch at that
 // place is still the same: a segment file replaced (sealed) or its tail cut
 // and written anew (active) with other records of the same offsets must be

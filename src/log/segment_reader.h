@@ -68,6 +68,10 @@ class SegmentReader {
   };
   // Reads the batch that starts at file position `position`.
   Result<Outcome> ReadAt(uint64_t position, Check check, Batch* batch);
+  // Bytes [position, position + n) of the file, fewer only where it ends
+  // first: part of a batch whose whole this reader checked before, read
+  // without the rest. Valid until the next call.
+  Result<std::span<const uint8_t>> ReadPart(uint64_t position, size_t n) { return Bytes(position, n, n); }
   // What was wrong with the last kDamaged or kIncomplete outcome.
   const std::string& problem() const { return problem_; }
 
