@@ -16,9 +16,15 @@ waits, forever, for 100 more messages at the end of a topic). The first 20
 batches of each (connecting, joining the group) are not timed. The seed's
 tokens are its real ones (the attention mask's sum), not its padding.
 
+--epochs N has TokenDataset read its topic N times, for a timing longer
+than the second one pass takes; --compression sets its topic's producer
+compression (lz4 by default, as the ingest's; the seed's producer, as
+written, compresses nothing).
+
 Starts a private broker with scripts/kafka-local (or uses --bootstrap).
 
-    .venv/bin/python bench/loader/compare_seed_kafka.py [--corpus DIR] [--copies N]
+    .venv/bin/python bench/loader/compare_seed_kafka.py [--corpus DIR] [--copies N] [--epochs N]
+        [--compression lz4|zstd|none]
 """
 
 from __future__ import annotations
@@ -93,6 +99,8 @@ def main() -> None:
     ap.add_argument("--docs", type=int, default=0, help="use only the first N documents of the corpus (0: all)")
     ap.add_argument("--seq-len", type=int, default=2048)
     ap.add_argument("-X", dest="kafka_property", action="append", default=[], help="Kafka property for tokenfeed")
+    ap.add_argument("--compression", default="lz4", help="producer compression of tokenfeed's topic (ingest)")
+    ap.add_argument("--epochs", type=int, default=1, help="times TokenDataset reads its topic (a longer timing)")
     args = ap.parse_args()
     from confluent_kafka import Producer
 
@@ -117,7 +125,8 @@ def main() -> None:
             # tokenfeed: records through the ingest
             subprocess.run([str(ROOT / "build/release/src/cli/tokenfeed"), "ingest", "--tokenizer", str(TOKENIZER),
                             "--input", str(src), "--to", f"kafka://{bootstrap}/tf", "--partitions", "4",
-                            "--no-dedup", "--progress", "never"], check=True, capture_output=True)
+                            "--no-dedup", "--progress", "never", "--compression", args.compression],
+                           check=True, capture_output=True)
             # seed: the same ids as JSON messages (cut to 2048 as its producer does)
             tok = tokenfeed.Tokenizer.from_file(str(TOKENIZER))
             from confluent_kafka.admin import AdminClient, NewTopic
@@ -149,7 +158,7 @@ def main() -> None:
                         break
                 return tokens / (time.perf_counter() - t0), n, tokens
 
-            ds = tokenfeed.TokenDataset(f"kafka://{bootstrap}/tf", seq_len=args.seq_len, batch_size=8, epochs=1,
+            ds = tokenfeed.TokenDataset(f"kafka://{bootstrap}/tf", seq_len=args.seq_len, batch_size=8, epochs=args.epochs,
                                         shuffle=True, kafka_properties=args.kafka_property)
             tf_rate, tf_n, tf_tokens = measure(ds, lambda b: int(b["tokens"]))
             seed = DataLoader(SeedKafkaDataset("seed", bootstrap), batch_size=8, collate_fn=collate_to(args.seq_len))
@@ -159,7 +168,8 @@ def main() -> None:
                 subprocess.run([str(ROOT / "scripts" / "kafka-local"), "--dir", str(state), "stop"],
                                capture_output=True)
     print(f"{len(docs)} documents on one local broker; seq_len {args.seq_len}, batch 8; the whole topic once, "
-          f"timed after 20 warm-up batches: tokenfeed {tf_n} batches ({tf_tokens / 1e6:.1f} M tokens timed), "
+          f"timed after 20 warm-up batches; tokenfeed's topic {args.compression}, read {args.epochs} time(s): "
+          f"tokenfeed {tf_n} batches ({tf_tokens / 1e6:.1f} M tokens timed), "
           f"seed {seed_n} batches ({seed_tokens / 1e6:.1f} M tokens timed)")
     print("| loader | tokens/s | tokenfeed / it |")
     print("|---|---:|---:|")
