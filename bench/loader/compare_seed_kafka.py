@@ -24,7 +24,7 @@ written, compresses nothing).
 Starts a private broker with scripts/kafka-local (or uses --bootstrap).
 
     .venv/bin/python bench/loader/compare_seed_kafka.py [--corpus DIR] [--copies N] [--epochs N]
-        [--compression lz4|zstd|none]
+        [--compression lz4|zstd|none] [--block-records N]
 """
 
 from __future__ import annotations
@@ -101,6 +101,7 @@ def main() -> None:
     ap.add_argument("-X", dest="kafka_property", action="append", default=[], help="Kafka property for tokenfeed")
     ap.add_argument("--compression", default="lz4", help="producer compression of tokenfeed's topic (ingest)")
     ap.add_argument("--epochs", type=int, default=1, help="times TokenDataset reads its topic (a longer timing)")
+    ap.add_argument("--block-records", type=int, default=1024, help="TokenDataset's block_records (its default: 1024)")
     args = ap.parse_args()
     from confluent_kafka import Producer
 
@@ -159,7 +160,8 @@ def main() -> None:
                 return tokens / (time.perf_counter() - t0), n, tokens
 
             ds = tokenfeed.TokenDataset(f"kafka://{bootstrap}/tf", seq_len=args.seq_len, batch_size=8, epochs=args.epochs,
-                                        shuffle=True, kafka_properties=args.kafka_property)
+                                        block_records=args.block_records, shuffle=True,
+                                        kafka_properties=args.kafka_property)
             tf_rate, tf_n, tf_tokens = measure(ds, lambda b: int(b["tokens"]))
             seed = DataLoader(SeedKafkaDataset("seed", bootstrap), batch_size=8, collate_fn=collate_to(args.seq_len))
             seed_rate, seed_n, seed_tokens = measure(seed, lambda b: int(b[1].sum()), limit=(len(docs) - 200) // 8)
@@ -168,7 +170,8 @@ def main() -> None:
                 subprocess.run([str(ROOT / "scripts" / "kafka-local"), "--dir", str(state), "stop"],
                                capture_output=True)
     print(f"{len(docs)} documents on one local broker; seq_len {args.seq_len}, batch 8; the whole topic once, "
-          f"timed after 20 warm-up batches; tokenfeed's topic {args.compression}, read {args.epochs} time(s): "
+          f"timed after 20 warm-up batches; tokenfeed's topic {args.compression}, read {args.epochs} time(s), "
+          f"blocks of {args.block_records} records: "
           f"tokenfeed {tf_n} batches ({tf_tokens / 1e6:.1f} M tokens timed), "
           f"seed {seed_n} batches ({seed_tokens / 1e6:.1f} M tokens timed)")
     print("| loader | tokens/s | tokenfeed / it |")
