@@ -101,7 +101,8 @@ def main() -> None:
     ap.add_argument("-X", dest="kafka_property", action="append", default=[], help="Kafka property for tokenfeed")
     ap.add_argument("--compression", default="lz4", help="producer compression of tokenfeed's topic (ingest)")
     ap.add_argument("--epochs", type=int, default=1, help="times TokenDataset reads its topic (a longer timing)")
-    ap.add_argument("--block-records", type=int, default=1024, help="TokenDataset's block_records (its default: 1024)")
+    ap.add_argument("--block-records", type=int, default=None,
+                    help="TokenDataset's block_records (default: its own, 4096 records for Kafka)")
     args = ap.parse_args()
     from confluent_kafka import Producer
 
@@ -171,7 +172,7 @@ def main() -> None:
                                capture_output=True)
     print(f"{len(docs)} documents on one local broker; seq_len {args.seq_len}, batch 8; the whole topic once, "
           f"timed after 20 warm-up batches; tokenfeed's topic {args.compression}, read {args.epochs} time(s), "
-          f"blocks of {args.block_records} records: "
+          f"blocks of {args.block_records or 'the default'} records: "
           f"tokenfeed {tf_n} batches ({tf_tokens / 1e6:.1f} M tokens timed), "
           f"seed {seed_n} batches ({seed_tokens / 1e6:.1f} M tokens timed)")
     print("| loader | tokens/s | tokenfeed / it |")

@@ -9,7 +9,7 @@ and compare the spread, not the best run. Timed after 20 warm-up batches;
 seq_len 2048, batch 8.
 
     .venv/bin/python bench/loader/kafka_loader_rate.py kafka://127.0.0.1:PORT/TOPIC \\
-        [--epochs 4] [--no-shuffle] [--block-records 1024] [--broker-pid PID] [-X key=value ...]
+        [--epochs 4] [--no-shuffle] [--block-records N] [--broker-pid PID] [-X key=value ...]
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def main() -> None:
     ap.add_argument("uri")
     ap.add_argument("--epochs", type=int, default=4)
     ap.add_argument("--no-shuffle", action="store_true")
-    ap.add_argument("--block-records", type=int, default=1024)
+    ap.add_argument("--block-records", type=int, default=None, help="default: the loader's (4096 for Kafka)")
     ap.add_argument("--broker-pid", type=int, default=None, help="also report this process's CPU (the broker)")
     ap.add_argument("-X", dest="kafka_property", action="append", default=[])
     args = ap.parse_args()

@@ -44,8 +44,11 @@ struct LoaderOptions {
   // Shuffling: the records of each partition are cut into blocks of
   // block_records; each epoch visits the blocks of all partitions in a new
   // random order, and shuffles the documents within each window of
-  // window_blocks consecutive blocks.
-  uint32_t block_records = 1024;
+  // window_blocks consecutive blocks. 0: by the source's transport, 1024
+  // records for the embedded log and 4096 for Kafka (where each block's seek
+  // restarts a fetch and decompresses a whole producer batch; larger blocks
+  // read it about twice as fast, shuffling more coarsely).
+  uint32_t block_records = 0;
   uint32_t window_blocks = 8;
   // 0: repeat forever, reshuffled each epoch. N: stop after N passes over
   // every source (the last global step that can be filled is the last one).

@@ -114,6 +114,17 @@ def test_errors_are_python_exceptions(topic, tmp_path):
         other.load_state_dict({"something": 1})
 
 
+def test_block_records_defaults_to_1024_on_the_log(topic):
+    """Left unset, the log's blocks are 1024 records: the same stream and state as asking for 1024."""
+    opts = dict(seq_len=64, batch_size=4, seed=9, epochs=1)
+    default = tokenfeed.TokenDataset(topic, **opts)
+    assert rows(default, 30) == rows(tokenfeed.TokenDataset(topic, block_records=1024, **opts), 30)
+    state = tokenfeed.TokenDataset(topic, **opts).state_dict()
+    tokenfeed.TokenDataset(topic, block_records=1024, **opts).load_state_dict(state)
+    with pytest.raises(ValueError, match="other sources or settings"):
+        tokenfeed.TokenDataset(topic, block_records=4096, **opts).load_state_dict(state)
+
+
 def test_metrics_report_waiting_and_fill(topic):
     ds = tokenfeed.TokenDataset(topic, seq_len=64, batch_size=2)
     for _ in zip(range(5), ds):

@@ -270,3 +270,23 @@ def test_token_dataset_reads_kafka_as_it_reads_the_log_and_resumes(tmp_path, cor
     assert len(rest) == len(want) - 37
     for i, (g, w) in enumerate(zip(rest, want[37:])):
         assert g["input_ids"].equal(w["input_ids"]), f"batch {37 + i} after resume"
+
+
+def test_token_dataset_blocks_default_to_4096_records_on_kafka(corpus, kafka_broker):
+    """Left unset, Kafka's blocks are 4096 records (fewer seeks): the stream and state of asking for 4096."""
+    import tokenfeed
+
+    d, _ = corpus
+    uri = kafka_broker.uri(LocalKafka.new_topic())
+    ingest([d], uri, "--partitions", "1")  # 4000 records: one block of 4096, or four of 1024
+    opts = dict(seq_len=64, batch_size=4, seed=5, epochs=1, window_blocks=2)
+    default = _batches(tokenfeed.TokenDataset(uri, **opts))
+    big = _batches(tokenfeed.TokenDataset(uri, block_records=4096, **opts))
+    small = _batches(tokenfeed.TokenDataset(uri, block_records=1024, **opts))
+    assert len(default) == len(big) == len(small) > 100
+    assert all(g["input_ids"].equal(w["input_ids"]) for g, w in zip(default, big))
+    assert not all(g["input_ids"].equal(w["input_ids"]) for g, w in zip(default, small))
+    state = tokenfeed.TokenDataset(uri, **opts).state_dict()
+    tokenfeed.TokenDataset(uri, block_records=4096, **opts).load_state_dict(state)
+    with pytest.raises(ValueError, match="other sources or settings"):
+        tokenfeed.TokenDataset(uri, block_records=1024, **opts).load_state_dict(state)

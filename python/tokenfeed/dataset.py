@@ -66,6 +66,11 @@ class TokenDataset(IterableDataset):
     resumes exactly, also with another world size or batch size. Use it directly
     or with ``DataLoader(dataset, batch_size=None, num_workers=0)``: the
     prefetching happens in native threads.
+
+    Shuffling visits blocks of ``block_records`` consecutive records in a new
+    order each epoch and shuffles the documents of ``window_blocks`` blocks at
+    a time. ``block_records=None`` picks it by transport: 1024 records for the
+    embedded log, 4096 for Kafka (each block's seek restarts a fetch there).
     """
 
     def __init__(
@@ -87,7 +92,7 @@ class TokenDataset(IterableDataset):
         cross_document_labels: bool = False,
         dtype: torch.dtype = torch.int64,
         pin_memory: bool = False,
-        block_records: int = 1024,
+        block_records: int | None = None,
         window_blocks: int = 8,
         memory_budget_bytes: int = 256 << 20,
         prefetch_batches: int = 4,
@@ -109,7 +114,7 @@ class TokenDataset(IterableDataset):
         snapshot = self._agreed_snapshot(kafka)
         self._native = _ext._create_loader(
             self.uris, self.weights, seq_len, batch_size, self.rank, self.world_size, seed, shuffle,
-            block_records, window_blocks, epochs, pack, bos_id, eos_id, pad_id, ignore_index,
+            block_records or 0, window_blocks, epochs, pack, bos_id, eos_id, pad_id, ignore_index,
             cross_document_labels, dtype == torch.int32, memory_budget_bytes, prefetch_batches, snapshot, kafka)
         self._wait_total = 0.0
 

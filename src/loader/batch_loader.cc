@@ -31,6 +31,9 @@ using loader::SourceStream;
 using Clock = std::chrono::steady_clock;
 
 constexpr int kStateVersion = 1;
+// block_records when not set (LoaderOptions::block_records).
+constexpr uint32_t kLogBlockRecords = 1024;
+constexpr uint32_t kKafkaBlockRecords = 4096;
 
 // Deterministic weighted choice: the source whose share is furthest behind
 // its weight (smooth weighted round robin). After n samples every source has
@@ -301,7 +304,7 @@ class LoaderImpl final : public Loader {
     c.uri = o_.sources[s].uri;
     c.source_index = s;
     c.partitions = snapshot_.sources[s];
-    c.block_records = o_.block_records;
+    c.block_records = BlockRecordsOf(s);
     c.window_blocks = o_.window_blocks;
     c.shuffle = o_.shuffle;
     c.seed = o_.seed;
@@ -312,6 +315,25 @@ class LoaderImpl final : public Loader {
     return c;
   }
 
+  uint32_t BlockRecordsOf(uint32_t s) const {
+    if (o_.block_records != 0) return o_.block_records;
+    Result<topic::TopicKind> kind = topic::KindOf(o_.sources[s].uri);
+    return kind.ok() && *kind == topic::TopicKind::kKafka ? kKafkaBlockRecords : kLogBlockRecords;
+  }
+
+  // The block sizes in the fingerprint: one number when all sources share
+  // it (as when it was a single setting, so earlier states still load).
+  std::string BlockRecordsKey() const {
+    std::string key = std::to_string(BlockRecordsOf(0));
+    bool same = true;
+    std::string all;
+    for (uint32_t s = 0; s < o_.sources.size(); ++s) {
+      same = same && BlockRecordsOf(s) == BlockRecordsOf(0);
+      all += (s == 0 ? "" : ",") + std::to_string(BlockRecordsOf(s));
+    }
+    return same ? key : all;
+  }
+
   Result<::tokenfeed::Snapshot> ParseSnapshotFor(simdjson::dom::element e) const {
     return ParseSnapshot(e, o_.sources);
   }
@@ -320,7 +342,7 @@ class LoaderImpl final : public Loader {
     // Everything that shapes the global stream except the snapshot (which
     // the state carries) and the world and batch sizes (which may change).
     std::string s = "tokenfeed-loader-v1|" + std::to_string(o_.seq_len) + "|" + std::to_string(o_.seed) + "|" +
-                    std::to_string(o_.shuffle) + "|" + std::to_string(o_.block_records) + "|" +
+                    std::to_string(o_.shuffle) + "|" + BlockRecordsKey() + "|" +
                     std::to_string(o_.window_blocks) + "|" + std::to_string(o_.epochs) + "|" +
                     std::to_string(o_.pack) + "|" + (o_.bos_id ? std::to_string(*o_.bos_id) : "-") + "|" +
                     (o_.eos_id ? std::to_string(*o_.eos_id) : "-") + "|" + std::to_string(o_.pad_id) + "|" +
@@ -602,7 +624,7 @@ Status Validate(const LoaderOptions& o) {
   if (o.rank >= o.world_size) {
     return bad("rank " + std::to_string(o.rank) + " is not below world_size " + std::to_string(o.world_size));
   }
-  if (o.block_records == 0 || o.window_blocks == 0) return bad("block_records and window_blocks must be positive");
+  if (o.window_blocks == 0) return bad("window_blocks must be positive");
   if (o.prefetch_batches == 0) return bad("prefetch_batches must be at least 1");
   return Status::OK();
 }

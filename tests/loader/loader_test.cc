@@ -327,6 +327,29 @@ TEST_F(LoaderTest, BadStatesAndOptionsAreClearErrors) {
             StatusCode::kNotFound);
 }
 
+// block_records = 0 picks the block size by transport; for the embedded log
+// that is 1024 records, the same stream and state as asking for 1024 (so
+// states saved when 1024 was the one default still load).
+TEST_F(LoaderTest, BlockRecordsLeftUnsetAre1024OnTheLog) {
+  std::string uri = MakeTopic(dir_, "t", 1, 5000);
+  LoaderOptions unset = Opts({{uri, 1}}, 32, 2);
+  unset.block_records = 0;
+  unset.window_blocks = 2;
+  unset.epochs = 1;
+  LoaderOptions thousand = unset, smaller = unset;
+  thousand.block_records = 1024;
+  smaller.block_records = 512;
+  auto a = Make(unset);
+  auto b = Make(thousand);
+  auto c = Make(smaller);
+  const auto want = Drain(*b);
+  EXPECT_EQ(Drain(*a), want);
+  EXPECT_NE(Drain(*c), want) << "another block size shuffles otherwise";
+  const std::string state = Make(unset)->State();
+  EXPECT_TRUE(Make(thousand)->LoadState(state).ok());
+  EXPECT_NE(Make(smaller)->LoadState(state).message().find("other sources or settings"), std::string::npos);
+}
+
 TEST_F(LoaderTest, PartitionsAddedSinceTheCheckpointAreRefused) {
   std::string uri = MakeTopic(dir_, "t", 2, 300);
   auto l = Make(Opts({{uri, 1}}, 16, 2));
