@@ -321,7 +321,8 @@ class PartitionReaderImpl final : public PartitionReader {
   // of marks and tree nodes, for 64 GB of batches); past that it starts over.
   static constexpr size_t kMaxVerified = size_t{1} << 16;
   // How many marks (of 64 records) past the sought record's a part of a
-  // batch read through the buffer spans: at least 256 records, a block.
+  // batch read through the buffer spans (320 records: a loader's block of
+  // 1024 takes four parts, each read without the rest of the batch).
   static constexpr size_t kPartMarks = 5;
   std::unique_ptr<SegmentReader> segment_;
   std::optional<Offset> segment_end_;  // segment_ is sealed: where its successor starts
