@@ -160,8 +160,8 @@ def main() -> None:
                         break
                 return tokens / (time.perf_counter() - t0), n, tokens
 
-            ds = tokenfeed.TokenDataset(f"kafka://{bootstrap}/tf", seq_len=args.seq_len, batch_size=8, epochs=args.epochs,
-                                        block_records=args.block_records, shuffle=True,
+            ds = tokenfeed.TokenDataset(f"kafka://{bootstrap}/tf", seq_len=args.seq_len, batch_size=8,
+                                        epochs=args.epochs, block_records=args.block_records, shuffle=True,
                                         kafka_properties=args.kafka_property)
             tf_rate, tf_n, tf_tokens = measure(ds, lambda b: int(b["tokens"]))
             seed = DataLoader(SeedKafkaDataset("seed", bootstrap), batch_size=8, collate_fn=collate_to(args.seq_len))
@@ -170,7 +170,7 @@ def main() -> None:
             if not args.bootstrap:
                 subprocess.run([str(ROOT / "scripts" / "kafka-local"), "--dir", str(state), "stop"],
                                capture_output=True)
-    print(f"{len(docs)} documents on one local broker; seq_len {args.seq_len}, batch 8; the whole topic once, "
+    print(f"{len(docs)} documents on one local broker; seq_len {args.seq_len}, batch 8; each reads its whole topic, "
           f"timed after 20 warm-up batches; tokenfeed's topic {args.compression}, read {args.epochs} time(s), "
           f"blocks of {args.block_records or 'the default'} records: "
           f"tokenfeed {tf_n} batches ({tf_tokens / 1e6:.1f} M tokens timed), "

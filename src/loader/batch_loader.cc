@@ -324,14 +324,13 @@ class LoaderImpl final : public Loader {
   // The block sizes in the fingerprint: one number when all sources share
   // it (as when it was a single setting, so earlier states still load).
   std::string BlockRecordsKey() const {
-    std::string key = std::to_string(BlockRecordsOf(0));
+    std::string all = std::to_string(BlockRecordsOf(0));
     bool same = true;
-    std::string all;
-    for (uint32_t s = 0; s < o_.sources.size(); ++s) {
+    for (uint32_t s = 1; s < o_.sources.size(); ++s) {
       same = same && BlockRecordsOf(s) == BlockRecordsOf(0);
-      all += (s == 0 ? "" : ",") + std::to_string(BlockRecordsOf(s));
+      all += "," + std::to_string(BlockRecordsOf(s));
     }
-    return same ? key : all;
+    return same ? std::to_string(BlockRecordsOf(0)) : all;
   }
 
   Result<::tokenfeed::Snapshot> ParseSnapshotFor(simdjson::dom::element e) const {

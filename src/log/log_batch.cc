@@ -77,21 +77,10 @@ BatchView::Iterator& BatchView::Iterator::operator++() {
 
 BatchView BatchViewAccess::Make(std::span<const uint8_t> batch, const f::BatchHeader& h, uint32_t skip,
                                 std::span<const uint32_t> marks) {
-  BatchView v;
-  const uint8_t* p = batch.data() + f::kBatchHeaderSize;
-  uint32_t i = 0;
-  if (!marks.empty()) {
-    const size_t m = std::min<size_t>(skip / kMarkEvery, marks.size() - 1);
-    p = batch.data() + marks[m];
-    i = static_cast<uint32_t>(m * kMarkEvery);
-  }
-  for (; i < skip; ++i) p += f::EntrySize(LoadLittleEndian<uint32_t>(p));
-  v.begin_ = p;
-  v.end_ = batch.data() + batch.size();
-  v.first_ = h.base_offset + skip;
-  v.count_ = h.record_count - skip;
-  v.append_time_unix_ms_ = h.append_time_unix_ms;
-  return v;
+  // The walk to the first record starts at the nearest mark (or the first entry).
+  const size_t m = marks.empty() ? 0 : std::min<size_t>(skip / kMarkEvery, marks.size() - 1);
+  const size_t from = marks.empty() ? f::kBatchHeaderSize : marks[m];
+  return MakePart(batch.subspan(from), static_cast<uint32_t>(m * kMarkEvery), h.record_count, h, skip);
 }
 
 BatchView BatchViewAccess::MakePart(std::span<const uint8_t> part, uint32_t part_record, uint32_t end_record,
