@@ -2,7 +2,8 @@
 # Unpacks the Oniguruma source tree that the reference tokenizer (HF
 # tokenizers 0.23) is built with -- Oniguruma 6.9.10, Unicode 16.0, as shipped
 # in the onig_sys 69.9.3 crate -- into third_party/oniguruma. CMake builds it
-# from there; without it the older system library is used. Idempotent.
+# from there (and runs this script itself when the tree is missing); no system
+# Oniguruma is used. Idempotent.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 dest="$root/third_party/oniguruma"

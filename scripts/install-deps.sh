@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git
   libsimdjson-dev libzstd-dev zlib1g-dev liblz4-dev libxxhash-dev
-  libutf8proc-dev libonig-dev libcli11-dev librdkafka-dev
+  libutf8proc-dev libcli11-dev librdkafka-dev
   libgtest-dev libbenchmark-dev
   python3 python3-dev python3-venv python3-pip python3-numpy python3-torch python3-pytest libopenblas0-pthread
   nodejs npm cargo default-jre-headless curl kcat maven

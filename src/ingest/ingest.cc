@@ -50,6 +50,9 @@ struct Chunk {
   std::vector<Doc> docs;
   std::vector<uint32_t> ids;      // every document's ids, one after the other
   std::vector<uint32_t> id_ends;  // end of each document's ids in `ids`
+  // The first document the tokenizer failed on (a regex search past its
+  // limits), with its file and line; the writer stops the run there.
+  Status error;
 };
 
 constexpr size_t kChunkTextBytes = 4 << 20;
@@ -394,8 +397,13 @@ class Ingest {
       c->id_ends.clear();
       for (const Chunk::Doc& d : c->docs) {
         if (bos_) c->ids.push_back(*bos_);
-        // The reader made the text valid UTF-8, so encoding cannot fail.
-        (void)tokenizer_->Encode(std::string_view(c->text).substr(d.text_begin, d.text_len), &c->ids, eo);
+        // The reader made the text valid UTF-8; what can still fail is a
+        // general-path regex search past its limits.
+        Status s = tokenizer_->Encode(std::string_view(c->text).substr(d.text_begin, d.text_len), &c->ids, eo);
+        if (!s.ok() && c->error.ok()) {
+          c->error = s.WithContext(sources_.files()[d.file_index].path + ":" + std::to_string(d.line) +
+                                   ": the document cannot be tokenized");
+        }
         if (eos_) c->ids.push_back(*eos_);
         c->id_ends.push_back(static_cast<uint32_t>(c->ids.size()));
       }
@@ -414,6 +422,7 @@ class Ingest {
     record::RecordEncoder encoder;
     const record::Attribute run{kRunAttribute, fingerprint_};
     while (auto c = pipe_->PopDoneInOrder()) {
+      if (!c->error.ok()) return c->error;
       uint32_t begin = 0;
       for (size_t i = 0; i < c->docs.size(); ++i) {
         const Chunk::Doc& d = c->docs[i];

@@ -9,16 +9,25 @@
 //   of the last match over the whole piece (look-arounds see all of it); an
 //   empty match that ends where the previous match ended is skipped by moving
 //   the search start one character on.
-// One deliberate difference: the reference keeps Oniguruma's default limit of
-// 10,000,000 backtracks per match attempt and fails the whole call past it
-// (e.g. \s*[\r\n]+ over a run of ten million spaces). Here the limit is off,
-// so the result is the one Oniguruma reaches without it -- which is also what
-// the fast scanners give.
+// - Keeps Oniguruma's default limit of 10,000,000 backtracks per match attempt,
+//   set here explicitly (Oniguruma versions disagree on what 0 means). Past it
+//   the reference fails the whole call (e.g. \s*[\r\n]+ over ten million
+//   spaces); so does this, with a RegexSearchError.
+// Two bounds the reference does not have, so that no document can hold a
+// thread for hours ((a|aa)+$ grows about 6.7x per 4 bytes): at most
+// kRetryLimitInSearch backtracks in one search call, and a time budget per
+// piece of 1 s plus 1 s per MiB, checked between search calls. Text the
+// reference tokenizes in reasonable time stays far below both.
+//
+// A failed search throws RegexSearchError (split_matcher.h says why), with
+// Oniguruma's own message and the pattern's origin; Tokenizer::Encode turns it
+// into a Status.
 //
 // Thread safety: Oniguruma's search reads the compiled regex_t and writes only
 // the region and the match state it is given; each thread has its own region
 // and match parameters (thread_local below). onig_new is serialised, as the
 // reference serialises it.
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -35,6 +44,20 @@
 namespace tokenfeed::tokenizer {
 namespace {
 
+// Oniguruma's own default per match attempt (ONIG_DEFAULT_RETRY_LIMIT_IN_MATCH),
+// which the reference runs with.
+constexpr unsigned long kRetryLimitInMatch = 10'000'000;
+// Per search call (all start positions together); the reference has none.
+constexpr unsigned long kRetryLimitInSearch = 200'000'000;
+// Search calls between two looks at the clock.
+constexpr unsigned kCallsPerClockCheck = 16;
+
+std::string OnigMessage(int code) {
+  OnigUChar message[ONIG_MAX_ERROR_MESSAGE_LEN];
+  const int n = onig_error_code_to_str(message, code);
+  return std::string(reinterpret_cast<const char*>(message), n > 0 ? static_cast<size_t>(n) : 0);
+}
+
 std::mutex& OnigCompileMutex() {
   static std::mutex mu;
   return mu;
@@ -47,8 +70,8 @@ class SearchScratch {
   SearchScratch() : region_(onig_region_new()), param_(onig_new_match_param()) {
     if (region_ == nullptr || param_ == nullptr) throw std::bad_alloc();
     onig_initialize_match_param(param_);
-    onig_set_retry_limit_in_match_of_match_param(param_, 0);  // 0: no limit
-    onig_set_retry_limit_in_search_of_match_param(param_, 0);
+    onig_set_retry_limit_in_match_of_match_param(param_, kRetryLimitInMatch);
+    onig_set_retry_limit_in_search_of_match_param(param_, kRetryLimitInSearch);
   }
   ~SearchScratch() {
     onig_region_free(region_, 1);
@@ -80,7 +103,7 @@ inline size_t Utf8Length(uint8_t b) {
 
 class OnigMatcher final : public SplitMatcher {
  public:
-  explicit OnigMatcher(regex_t* regex) : regex_(regex) {}
+  OnigMatcher(regex_t* regex, std::string origin) : regex_(regex), origin_(std::move(origin)) {}
   ~OnigMatcher() override { onig_free(regex_); }
   OnigMatcher(const OnigMatcher&) = delete;
   OnigMatcher& operator=(const OnigMatcher&) = delete;
@@ -92,14 +115,28 @@ class OnigMatcher final : public SplitMatcher {
     size_t search_from = 0;
     bool have_last = false;
     size_t last_match_end = 0;
+    const auto started = std::chrono::steady_clock::now();
+    const auto budget = std::chrono::seconds(1) + std::chrono::microseconds(text.size());  // ~1 s per MB
+    unsigned calls = 0;
     while (search_from <= text.size()) {
+      if (++calls % kCallsPerClockCheck == 0 && std::chrono::steady_clock::now() - started > budget) {
+        throw RegexSearchError(origin_ + ": the regex search took more than " +
+                               std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(budget).count()) +
+                               " ms on a piece of " + std::to_string(text.size()) + " bytes (stopped at byte " +
+                               std::to_string(search_from) + "); the pattern backtracks too much on this text");
+      }
       onig_region_clear(scratch.region());
       const int r = onig_search_with_param(regex_, str, str_end, str + search_from, str_end, scratch.region(),
                                            ONIG_OPTION_NONE, scratch.param());
       if (r == ONIG_MISMATCH) break;
       if (r < 0) {
-        // With no retry, stack or call limits set, only an allocation can fail.
-        throw std::bad_alloc();
+        if (r == ONIGERR_MEMORY) throw std::bad_alloc();
+        throw RegexSearchError(origin_ + ": the regex search failed at byte " + std::to_string(search_from) +
+                               " of a piece of " + std::to_string(text.size()) + " bytes: " + OnigMessage(r) +
+                               (r == ONIGERR_RETRY_LIMIT_IN_MATCH_OVER || r == ONIGERR_RETRY_LIMIT_IN_SEARCH_OVER
+                                    ? " (the pattern backtracks too much on this text; the reference tokenizer "
+                                      "fails on it too past 10,000,000 backtracks)"
+                                    : ""));
       }
       const auto begin = static_cast<size_t>(scratch.region()->beg[0]);
       const auto end = static_cast<size_t>(scratch.region()->end[0]);
@@ -118,11 +155,12 @@ class OnigMatcher final : public SplitMatcher {
 
  private:
   regex_t* regex_;
+  std::string origin_;
 };
 
 }  // namespace
 
-Result<std::unique_ptr<SplitMatcher>> MakeRegexMatcher(std::string_view pattern) {
+Result<std::unique_ptr<SplitMatcher>> MakeRegexMatcher(std::string_view pattern, std::string_view origin) {
   std::lock_guard<std::mutex> lock(OnigCompileMutex());
   static const int init = [] {
     OnigEncoding encodings[] = {ONIG_ENCODING_UTF8};
@@ -143,7 +181,8 @@ Result<std::unique_ptr<SplitMatcher>> MakeRegexMatcher(std::string_view pattern)
                                    "/ does not compile: " + reinterpret_cast<const char*>(message) +
                                    "; fix the pattern in tokenizer.json (Oniguruma syntax)");
   }
-  return std::unique_ptr<SplitMatcher>(std::make_unique<OnigMatcher>(regex));
+  std::string where = origin.empty() ? "pre-tokenizer regex /" + std::string(pattern) + "/" : std::string(origin);
+  return std::unique_ptr<SplitMatcher>(std::make_unique<OnigMatcher>(regex, std::move(where)));
 }
 
 }  // namespace tokenfeed::tokenizer

@@ -1,6 +1,7 @@
 // The general path: Oniguruma with the reference's syntax and find_iter rules.
 // Expected spans marked "reference" were produced by HF tokenizers 0.23.3
 // (Split pre-tokenizer, Regex pattern) on the same input.
+#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
@@ -92,13 +93,55 @@ TEST(RegexMatcherTest, PatternThatDoesNotCompileIsAnError) {
       << range.status().message();
 }
 
-TEST(RegexMatcherTest, NoBacktrackLimit) {
+TEST(RegexMatcherTest, BacktrackLimitPerMatchIsTheReferencesAndFailsWithOnigurumasMessage) {
   // The first alternative fails after about n*n/2 = 12.5 million backtracks,
-  // past Oniguruma's default limit of 10 million per match attempt: with the
-  // default, onig_search returns ONIGERR_RETRY_LIMIT_IN_MATCH_OVER here.
+  // past Oniguruma's default limit of 10 million per match attempt, which the
+  // reference keeps: it fails on this text, and so does the general path,
+  // whatever the installed Oniguruma takes 0 to mean.
   const std::string text = std::string(5000, ' ') + "b";
-  const std::vector<Span> want = {{0, 5000}};
-  EXPECT_EQ(Matches(R"(\A(?:\s*\s*[\r\n]|\s+))", text), want);
+  auto matcher = MakeRegexMatcher(R"(\A(?:\s*\s*[\r\n]|\s+))", "t.json: pre_tokenizer.pattern.Regex");
+  ASSERT_TRUE(matcher.ok());
+  std::vector<Span> spans;
+  try {
+    (*matcher)->FindMatches(text, &spans);
+    FAIL() << "expected a RegexSearchError";
+  } catch (const RegexSearchError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("t.json: pre_tokenizer.pattern.Regex"), std::string::npos) << what;
+    EXPECT_NE(what.find("retry-limit-in-match over"), std::string::npos) << what;
+    EXPECT_NE(what.find("at byte 0 of a piece of 5001 bytes"), std::string::npos) << what;
+  }
+  // Just under the limit (n*n/2 = 8 million) it matches, as the reference does.
+  const std::string shorter = std::string(4000, ' ') + "b";
+  const std::vector<Span> want = {{0, 4000}};
+  EXPECT_EQ(Matches(R"(\A(?:\s*\s*[\r\n]|\s+))", shorter), want);
+}
+
+TEST(RegexMatcherTest, ExponentialBacktrackingIsBoundedInTime) {
+  // (a|aa)+$ takes about 6.7x longer per 4 more bytes before a 'b'. Blocks of
+  // 30 'a's stay below the per-attempt limit, so without the per-search and
+  // time bounds this text would take hours.
+  std::string text;
+  for (int i = 0; i < 2000; ++i) text += std::string(30, 'a') + "b";
+  auto matcher = MakeRegexMatcher("(a|aa)+$", "exp.json: pre_tokenizer.pattern.Regex");
+  ASSERT_TRUE(matcher.ok());
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<Span> spans;
+  EXPECT_THROW((*matcher)->FindMatches(text, &spans), RegexSearchError);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 60.0);  // the budget is about 1 s; generous for a loaded machine
+}
+
+TEST(RegexMatcherTest, ErrorsNameThePatternWhenNoOriginIsGiven) {
+  auto matcher = MakeRegexMatcher(R"(\A(?:\s*\s*[\r\n]|\s+))");
+  ASSERT_TRUE(matcher.ok());
+  std::vector<Span> spans;
+  try {
+    (*matcher)->FindMatches(std::string(6000, ' '), &spans);
+    FAIL() << "expected a RegexSearchError";
+  } catch (const RegexSearchError& e) {
+    EXPECT_NE(std::string(e.what()).find("pre-tokenizer regex /\\A(?:"), std::string::npos) << e.what();
+  }
 }
 
 TEST(RegexMatcherTest, ConcurrentSearchesOnOneMatcherAgree) {

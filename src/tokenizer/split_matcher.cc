@@ -11,11 +11,12 @@ std::unique_ptr<SplitMatcher> MakeFastMatcher(std::string_view pattern) {
   return nullptr;
 }
 
-Result<std::unique_ptr<SplitMatcher>> MakeSplitMatcher(std::string_view pattern, bool allow_fast) {
+Result<std::unique_ptr<SplitMatcher>> MakeSplitMatcher(std::string_view pattern, bool allow_fast,
+                                                       std::string_view origin) {
   if (allow_fast) {
     if (std::unique_ptr<SplitMatcher> fast = MakeFastMatcher(pattern)) return fast;
   }
-  return MakeRegexMatcher(pattern);
+  return MakeRegexMatcher(pattern, origin);
 }
 
 }  // namespace tokenfeed::tokenizer

@@ -6,10 +6,18 @@
 // rejects invalid bytes before this point).
 // Matchers are immutable after construction: FindMatches may run on many
 // threads at once.
+// Failure: the hand-written scanners cannot fail. The general (Oniguruma)
+// path can, on text that makes a pattern backtrack past its limits; it throws
+// RegexSearchError, which Tokenizer::Encode catches and returns as a Status.
+// This is the one exception inside the library, kept because a failed search
+// sits under the pre-tokenizer's recursion and the normalizers on the hot path,
+// where a Status at every level would cost every document for a case that
+// almost never happens; it never crosses a public API.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +33,15 @@ struct Span {
   friend bool operator==(const Span&, const Span&) = default;
 };
 
+// A regex search that failed (a backtracking limit, the time budget, or
+// another Oniguruma error). what() names the pattern's origin (the file and
+// JSON path of the pattern when the tokenizer.json loader made the matcher),
+// the byte offset, and Oniguruma's message.
+class RegexSearchError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class SplitMatcher {
  public:
   virtual ~SplitMatcher() = default;
@@ -32,7 +49,8 @@ class SplitMatcher {
   // Appends to `out`, in order, the successive non-overlapping matches of the
   // pattern in `text`, exactly as the reference's find_iter reports them
   // (Oniguruma, leftmost-first alternation). Empty matches are reported as
-  // the reference reports them. `text.size()` is below 4 GiB.
+  // the reference reports them. `text.size()` is below 4 GiB. Throws
+  // RegexSearchError (general path only) when the search fails.
   virtual void FindMatches(std::string_view text, std::vector<Span>* out) const = 0;
 
   // A short name for diagnostics and benchmarks: "onig", "fast:deepseek-v3-main", ...
@@ -41,11 +59,13 @@ class SplitMatcher {
 
 // The general path: any Oniguruma pattern, compiled as the reference compiles
 // it (Oniguruma's default syntax, ONIG_SYNTAX_ONIGURUMA -- not Ruby's --,
-// UTF-8, no options) and iterated as its find_iter does. Unlike the reference
-// it sets no backtracking limit (regex_matcher.cc says why). A pattern that
-// does not compile is an InvalidArgument error that quotes the pattern and
-// Oniguruma's reason.
-Result<std::unique_ptr<SplitMatcher>> MakeRegexMatcher(std::string_view pattern);
+// UTF-8, no options) and iterated as its find_iter does, with the reference's
+// backtracking limit per match attempt and two further bounds on the time one
+// piece may take (regex_matcher.cc). A pattern that does not compile is an
+// InvalidArgument error that quotes the pattern and Oniguruma's reason.
+// `origin` (e.g. "tokenizer.json: pre_tokenizer.pattern.Regex") is named in
+// the errors of failed searches; empty: the pattern itself is.
+Result<std::unique_ptr<SplitMatcher>> MakeRegexMatcher(std::string_view pattern, std::string_view origin = {});
 
 // A literal string (a Split pre-tokenizer with a "String" pattern): the
 // leftmost non-overlapping occurrences. The empty string matches empty at
@@ -62,7 +82,8 @@ std::unique_ptr<SplitMatcher> MakeFastMatcher(std::string_view pattern);
 // The fast scanner where there is one, the general path otherwise.
 // `allow_fast` = false forces the general path (tests, benchmarks, and the
 // --no-fast-pretokenizer switch).
-Result<std::unique_ptr<SplitMatcher>> MakeSplitMatcher(std::string_view pattern, bool allow_fast = true);
+Result<std::unique_ptr<SplitMatcher>> MakeSplitMatcher(std::string_view pattern, bool allow_fast = true,
+                                                       std::string_view origin = {});
 
 // The regex of the ByteLevel pre-tokenizer (GPT-2's), as the reference has it.
 inline constexpr std::string_view kByteLevelPattern =

@@ -1,9 +1,13 @@
 #include <algorithm>
 #include <atomic>
+#include <mutex>
+#include <new>
+#include <string>
 #include <thread>
 
 #include "base/utf8.h"
 #include "tokenizer/byte_level_alphabet.h"
+#include "tokenizer/split_matcher.h"
 #include "tokenizer/tokenizer_impl.h"
 
 namespace tokenfeed::tokenizer {
@@ -135,7 +139,14 @@ Status TokenizerImpl::EncodeWith(std::string_view text, const EncodeOptions& opt
     valid = scratch->repaired;
   }
   if (options.add_special_tokens) ids->insert(ids->end(), post_.prefix.begin(), post_.prefix.end());
-  EncodeValid(valid, options.split_special_tokens, scratch, ids);
+  try {
+    EncodeValid(valid, options.split_special_tokens, scratch, ids);
+  } catch (const RegexSearchError& e) {
+    return Status::InvalidArgument(e.what());
+  } catch (const std::bad_alloc&) {
+    return Status::ResourceExhausted("out of memory while encoding a text of " + std::to_string(text.size()) +
+                                     " bytes with " + origin_);
+  }
   if (options.add_special_tokens) ids->insert(ids->end(), post_.suffix.begin(), post_.suffix.end());
   return Status::OK();
 }
@@ -167,6 +178,17 @@ Status TokenizerImpl::EncodeBatch(std::span<const std::string_view> texts, std::
   n = static_cast<unsigned>(std::min<size_t>({n, texts.size(), std::max<size_t>(1, total_bytes / (64 << 10))}));
   std::atomic<size_t> next{0};
   std::atomic<size_t> first_error{texts.size()};
+  auto note_error = [&](size_t i) {
+    size_t prev = first_error.load();
+    while (i < prev && !first_error.compare_exchange_weak(prev, i)) {
+    }
+  };
+  // Nothing may leave a worker thread: an exception there would end the
+  // process. EncodeWith reports its errors as a Status; anything else thrown
+  // is kept as the failure of its text.
+  std::mutex thrown_mu;
+  size_t thrown_index = texts.size();
+  std::string thrown_what;
   auto worker = [&] {
     EncodeScratch* scratch = ThreadScratch();
     constexpr size_t kChunk = 16;
@@ -175,10 +197,15 @@ Status TokenizerImpl::EncodeBatch(std::span<const std::string_view> texts, std::
       if (begin >= texts.size()) return;
       size_t end = std::min(texts.size(), begin + kChunk);
       for (size_t i = begin; i < end; ++i) {
-        if (!EncodeWith(texts[i], options, scratch, &(*out)[i]).ok()) {
-          size_t prev = first_error.load();
-          while (i < prev && !first_error.compare_exchange_weak(prev, i)) {
+        try {
+          if (!EncodeWith(texts[i], options, scratch, &(*out)[i]).ok()) note_error(i);
+        } catch (const std::exception& e) {
+          std::lock_guard<std::mutex> lock(thrown_mu);
+          if (i < thrown_index) {
+            thrown_index = i;
+            thrown_what = e.what();
           }
+          note_error(i);
         }
       }
     }
@@ -193,6 +220,9 @@ Status TokenizerImpl::EncodeBatch(std::span<const std::string_view> texts, std::
   }
   size_t bad = first_error.load();
   if (bad < texts.size()) {
+    if (bad == thrown_index) {
+      return Status::Internal("encoding failed: " + thrown_what).WithContext("text " + std::to_string(bad));
+    }
     // Encode the first failing text again for its message.
     std::vector<TokenId> ignored;
     Status s = EncodeWith(texts[bad], options, ThreadScratch(), &ignored);

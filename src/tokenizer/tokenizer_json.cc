@@ -259,8 +259,9 @@ class Loader {
     if (o["pattern"].get(pat)) return Error(std::string(path) + ".pattern", "missing or not an object");
     std::string_view s;
     if (!pat["Regex"].get(s)) {
-      auto m = tk::MakeSplitMatcher(s, options_.fast_pretokenizers);
-      if (!m.ok()) return m.status().WithContext(origin_ + ": " + std::string(path) + ".pattern.Regex");
+      const std::string where = origin_ + ": " + std::string(path) + ".pattern.Regex";
+      auto m = tk::MakeSplitMatcher(s, options_.fast_pretokenizers, where);
+      if (!m.ok()) return m.status().WithContext(where);
       return std::move(m).value();
     }
     if (!pat["String"].get(s)) return tk::MakeLiteralMatcher(s);
@@ -339,7 +340,8 @@ class Loader {
       TF_ASSIGN_OR_RETURN(st.add_prefix_space, GetBool(o, "add_prefix_space", path, true));
       TF_ASSIGN_OR_RETURN(bool use_regex, GetBool(o, "use_regex", path, true));
       if (use_regex) {
-        auto m = tk::MakeSplitMatcher(tk::kByteLevelPattern, options_.fast_pretokenizers);
+        auto m = tk::MakeSplitMatcher(tk::kByteLevelPattern, options_.fast_pretokenizers,
+                                      origin_ + ": " + path + " (ByteLevel regex)");
         if (!m.ok()) return m.status().WithContext(origin_ + ": " + path);
         st.matcher = std::move(m).value();
       }
