@@ -9,7 +9,8 @@ packages=(
   libsimdjson-dev libzstd-dev zlib1g-dev liblz4-dev libxxhash-dev
   libutf8proc-dev libcli11-dev librdkafka-dev
   libgtest-dev libbenchmark-dev
-  python3 python3-dev python3-venv python3-pip python3-numpy python3-torch python3-pytest libopenblas0-pthread
+  python3 python3-dev python3-venv python3-pip python3-numpy python3-torch python3-pytest python3-matplotlib
+  libopenblas0-pthread
   nodejs npm cargo default-jre-headless curl kcat maven
 )
 

@@ -41,4 +41,4 @@ echo "== ingest $corpus -> $uri (running it again resumes or finds nothing to do
 
 echo "== train a small GPT on the CPU for ${TOKENFEED_TRAIN_SECONDS:-60} s"
 .venv/bin/python scripts/train_demo.py --uri "$uri" --seconds "${TOKENFEED_TRAIN_SECONDS:-60}" \
-  --checkpoint-dir .cache/demo/checkpoint
+  --checkpoint-dir .cache/demo/checkpoint --plot .cache/demo/training.png

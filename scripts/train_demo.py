@@ -88,6 +88,7 @@ def main() -> None:
     ap.add_argument("--checkpoint-every", type=int, default=50)
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--print-every", type=int, default=10)
+    ap.add_argument("--plot", default="", help="write a PNG of the loss and the per-step data wait here")
     args = ap.parse_args()
 
     torch.manual_seed(0)
@@ -112,6 +113,7 @@ def main() -> None:
     waited = computed = first_wait = 0.0
     tokens = 0
     loss_avg = None
+    history = []  # (step, loss, ms waiting for the batch, ms of the whole step)
     while time.perf_counter() - t_start < args.seconds:
         t0 = time.perf_counter()
         batch = next(it, None)
@@ -136,6 +138,7 @@ def main() -> None:
             computed += t2 - t1
         tokens += int(batch["tokens"])
         loss_avg = loss.item() if loss_avg is None else 0.9 * loss_avg + 0.1 * loss.item()
+        history.append((step, loss.item(), 1000 * (t1 - t0), 1000 * (t2 - t0)))
         if step % args.print_every == 0 or step == 1:
             wall = time.perf_counter() - t_start
             print(f"step {step:5d}  loss {loss_avg:7.4f}  tokens/s {tokens / wall:9.0f}  "
@@ -151,8 +154,41 @@ def main() -> None:
     print(f"done: {step} steps, {tokens} tokens in {wall:.1f} s ({tokens / wall:.0f} tokens/s); first batch after "
           f"{1000 * first_wait:.1f} ms; data-wait {100 * waited / max(waited + computed, 1e-9):.3f}% of the "
           f"later steps' time; loader prefetch {m['ready_batches']}/{m['ready_capacity']} ready")
+    if args.plot and history:
+        plot(history, args.plot, f"{args.uri}: {step} steps, data-wait {100 * waited / max(waited + computed, 1e-9):.2f}%")
+        print(f"plot: {os.path.abspath(args.plot)}")
     if loss_avg is not None and not math.isfinite(loss_avg):
         raise SystemExit("the loss is not finite")
+
+
+def plot(history, path: str, title: str) -> None:
+    """Two panels sharing the step axis: the loss, and how long each step
+    waited for its batch next to how long the step took."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    steps = [h[0] for h in history]
+    fig, (top, bottom) = plt.subplots(2, 1, sharex=True, figsize=(9, 6), dpi=110)
+    top.plot(steps, [h[1] for h in history], lw=0.6, color="tab:blue", alpha=0.35, label="loss")
+    smooth, avg = [], None
+    for h in history:
+        avg = h[1] if avg is None else 0.9 * avg + 0.1 * h[1]
+        smooth.append(avg)
+    top.plot(steps, smooth, lw=1.6, color="tab:blue", label="loss (moving average)")
+    top.set_ylabel("cross-entropy")
+    top.legend(loc="upper right")
+    top.set_title(title, fontsize=10)
+    bottom.plot(steps, [h[3] for h in history], lw=0.8, color="tab:gray", label="whole step")
+    bottom.plot(steps, [h[2] for h in history], lw=0.8, color="tab:red", label="waiting for data")
+    bottom.set_yscale("log")
+    bottom.set_ylabel("ms per step (log)")
+    bottom.set_xlabel("step")
+    bottom.legend(loc="upper right")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
 
 
 if __name__ == "__main__":
