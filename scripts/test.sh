@@ -18,7 +18,8 @@ export TOKENFEED_CLI="$root/build/release/src/cli/tokenfeed"
 ctest --preset release -j 2 --timeout 900
 
 if [ -d python/tests ] && ls python/tests/test_*.py >/dev/null 2>&1; then
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-build-isolation .
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-build-isolation \
+  -C cmake.define.TOKENFEED_BUILD_CLI=OFF .
   .venv/bin/python -m pytest -q python/tests
 fi
 echo "test: all tests passed"
