@@ -29,10 +29,11 @@ class Instance:
     """One `tokenfeed serve` process, its log collected by a thread."""
 
     def __init__(self, broker, raw, tokens, instance_id, *extra):
+        extra = [str(e) for e in extra]
+        interval = [] if "--commit-interval-ms" in extra else ["--commit-interval-ms", "200"]
         self.args = [cli(), "serve", "--from", broker.uri(raw), "--to", broker.uri(tokens), "--tokenizer", deepseek(),
                      "--group", f"g-{raw}", "--instance-id", instance_id, "--metrics-port", "0",
-                     "--log-interval-s", "1", "--commit-interval-ms", "200", "--kafka-timeout-ms", "20000",
-                     *map(str, extra)]
+                     "--log-interval-s", "1", *interval, "--kafka-timeout-ms", "20000", *extra]
         self.lines: list[str] = []
         self.port = None
         self.p = subprocess.Popen(self.args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

@@ -17,6 +17,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <optional>
 #include <random>
 #include <set>
@@ -134,7 +135,8 @@ class Service {
       if (auto n = ParseBytes(m->value)) max_record_bytes_ = *n;
     }
 
-    TF_ASSIGN_OR_RETURN(auto admin, kafka::AdminClient::Open(client));
+    TF_ASSIGN_OR_RETURN(admin_, kafka::AdminClient::Open(client));
+    kafka::AdminClient* admin = admin_.get();
     auto input = admin->DescribeTopic(from.topic);
     if (!input.ok()) {
       return input.status().WithContext("--from " + source_ + ": the raw topic must exist");
@@ -149,34 +151,15 @@ class Service {
                                                                              : kafka::MissingTopic::kError));
     output_partitions_ = static_cast<int32_t>(output.partitions.size());
 
-    kafka::ProducerOptions po;
+    kafka::ProducerOptions& po = producer_options_;
     static_cast<kafka::ClientOptions&>(po) = to_client;
     po.topic = to.topic;
-    // The output topic may accept less than the producer would send: then a
-    // record (or a batch) above its max.message.bytes would be refused on
-    // every try. Records above it are rejected before they are produced, and
-    // batches are kept below it.
-    auto topic_configs = admin->DescribeTopicConfigs(to.topic);
-    if (topic_configs.ok()) {
-      for (const auto& [key, value] : *topic_configs) {
-        auto limit = ParseBytes(value);
-        if (key != "max.message.bytes" || !limit || *limit >= max_record_bytes_) continue;
-        max_record_bytes_ = *limit;
-        limit_source_ = "the output topic's max.message.bytes";
-        if (po.config.Find("batch.size") == nullptr) {
-          po.config.Set("batch.size", std::to_string(*limit), "the output topic's max.message.bytes");
-        }
-      }
-    } else {
-      Log("serve: cannot read the configuration of " + to.ToString() + " (" + topic_configs.status().ToString() +
-          "); records are checked against the producer's message.max.bytes only");
-    }
+    output_uri_ = to.ToString();
+    (void)ReadTopicLimit();
     TF_ASSIGN_OR_RETURN(po.compression, kafka::ParseCompression(o_.output.compression));
     transactional_id_ = "tokenfeed-serve." + o_.group + "." + (o_.instance_id.empty() ? RandomId() : o_.instance_id);
     po.transactional_id = transactional_id_;
-    TF_ASSIGN_OR_RETURN(producer_, kafka::Producer::Open(po));
-    // Fences an earlier producer with the same id and aborts what it left open.
-    TF_RETURN_IF_ERROR(producer_->InitTransactions());
+    TF_RETURN_IF_ERROR(OpenProducer());
 
     kafka::GroupConsumerOptions co;
     static_cast<kafka::ClientOptions&>(co) = client;
@@ -198,6 +181,39 @@ class Service {
         o_.group + "', producing " + to.ToString() + " (" + std::to_string(output_partitions_) +
         " partitions), transactional id '" + transactional_id_ + "'");
     return Status::OK();
+  }
+
+  // The output topic may accept less than the producer would send: then a
+  // record (or a batch) above its max.message.bytes would be refused on
+  // every try. Records above it are rejected before they are produced, and
+  // batches are kept below it. True when the limit became lower (the
+  // producer must then be opened again for its batch size).
+  bool ReadTopicLimit() {
+    auto topic_configs = admin_->DescribeTopicConfigs(producer_options_.topic);
+    if (!topic_configs.ok()) {
+      Log("serve: cannot read the configuration of " + output_uri_ + " (" + topic_configs.status().ToString() +
+          "); records are checked against the limit known so far only");
+      return false;
+    }
+    bool lowered = false;
+    for (const auto& [key, value] : *topic_configs) {
+      auto limit = ParseBytes(value);
+      if (key != "max.message.bytes" || !limit || *limit >= max_record_bytes_) continue;
+      max_record_bytes_ = *limit;
+      limit_source_ = kTopicLimit;
+      lowered = true;
+      kafka::ClientConfig& config = producer_options_.config;
+      const kafka::ConfigEntry* batch = config.Find("batch.size");
+      if (batch == nullptr || batch->origin == kTopicLimit) config.Set("batch.size", std::to_string(*limit), kTopicLimit);
+    }
+    return lowered;
+  }
+
+  Status OpenProducer() {
+    producer_.reset();
+    TF_ASSIGN_OR_RETURN(producer_, kafka::Producer::Open(producer_options_));
+    // Fences an earlier producer with the same id and aborts what it left open.
+    return producer_->InitTransactions();
   }
 
   Status Step() {
@@ -295,20 +311,31 @@ class Service {
     return CheckDeliveries();
   }
 
-  // A failed delivery fails the transaction. One the broker will refuse
-  // again (the record is too large for the topic) marks its message as
-  // poisoned, so that it is skipped when the transaction is done again.
+  // A failed delivery fails the transaction. When the broker refused a
+  // record as too large, the topic's limit is read again (it may have been
+  // lowered: the producer is then opened again with batches below it, after
+  // the abort); a message whose own record is above the limit, or that was
+  // refused kMaxRefusals times, is poisoned: skipped when the transaction is
+  // done again.
   Status CheckDeliveries() {
     Status first;
+    bool limit_read = false;
     for (const kafka::Delivery& d : deliveries_) {
       if (d.status.ok()) continue;
       if (first.ok()) first = d.status;
       if (d.status.code() != StatusCode::kResourceExhausted) continue;
+      if (!limit_read) {
+        limit_read = true;
+        if (ReadTopicLimit()) reopen_producer_ = true;
+      }
       if (d.token < txn_first_token_ || d.token - txn_first_token_ >= txn_origins_.size()) continue;
-      const auto& origin = txn_origins_[d.token - txn_first_token_];
-      if (poisoned_.insert(origin).second) {
-        Log("serve: " + source_ + " partition " + std::to_string(origin.first) + " offset " +
-            std::to_string(origin.second) + " is skipped from now on: " + d.status.ToString());
+      const Origin& origin = txn_origins_[d.token - txn_first_token_];
+      const MessageKey key{origin.partition, origin.offset};
+      const bool too_large = origin.record_bytes + kBatchOverheadBytes > max_record_bytes_;
+      if ((too_large || ++refusals_[key] >= kMaxRefusals) && poisoned_.insert(key).second) {
+        refusals_.erase(key);
+        Log("serve: " + source_ + " partition " + std::to_string(key.first) + " offset " +
+            std::to_string(key.second) + " is skipped from now on: " + d.status.ToString());
       }
     }
     return first;
@@ -341,7 +368,7 @@ class Service {
     encoder_.WriteTo(reinterpret_cast<uint8_t*>(record_.data()));
     TF_RETURN_IF_ERROR(producer_->Produce(k.partition % output_partitions_, std::span<const std::byte>(),
                                           std::as_bytes(std::span<const char>(record_)), next_token_++));
-    txn_origins_.push_back({k.partition, k.offset});
+    txn_origins_.push_back({k.partition, k.offset, record_.size()});
     ++pending_.records;
     pending_.tokens += ids_.size();
     return Status::OK();
@@ -383,6 +410,7 @@ class Service {
       pending_ = {};
       for (const auto& key : txn_poison_skipped_) poisoned_.erase(key);  // consumed for good
       txn_poison_skipped_.clear();
+      refusals_.clear();
       backoff_ = milliseconds(0);
       return Status::OK();
     }
@@ -402,6 +430,12 @@ class Service {
                                  "' (another instance with the same --instance-id may have fenced it); stopping");
     }
     TF_RETURN_IF_ERROR(consumer_->RewindToCommitted());
+    if (reopen_producer_) {
+      reopen_producer_ = false;
+      Log("serve: " + output_uri_ + " accepts at most " + std::to_string(max_record_bytes_) +
+          " bytes (max.message.bytes); opening the producer again with batches below that");
+      TF_RETURN_IF_ERROR(OpenProducer());
+    }
     if (back_off) BackOff();
     return Status::OK();
   }
@@ -449,9 +483,14 @@ class Service {
   text::Cleaner cleaner_ = text::Cleaner::Create({}).value();
   RawMessageDecoder decoder_;
   static constexpr const char* kProducerLimit = "the producer's message.max.bytes";
+  static constexpr const char* kTopicLimit = "the output topic's max.message.bytes";
+  static constexpr int kMaxRefusals = 3;
   size_t max_record_bytes_ = 1000000;
   std::string limit_source_ = kProducerLimit;
   int32_t output_partitions_ = 1;
+  std::unique_ptr<kafka::AdminClient> admin_;
+  kafka::ProducerOptions producer_options_;
+  std::string output_uri_;
   std::unique_ptr<kafka::Producer> producer_;
   std::unique_ptr<kafka::GroupConsumer> consumer_;
   std::unique_ptr<ServeMetrics> metrics_;
@@ -465,11 +504,19 @@ class Service {
   milliseconds backoff_{0};
   // The open transaction's records: token - txn_first_token_ -> the message.
   uint64_t txn_first_token_ = 0;
-  std::vector<std::pair<int32_t, int64_t>> txn_origins_;
-  // Messages whose record the broker refused for good (partition, offset),
-  // and those of them the open transaction skipped.
-  std::set<std::pair<int32_t, int64_t>> poisoned_;
-  std::vector<std::pair<int32_t, int64_t>> txn_poison_skipped_;
+  struct Origin {
+    int32_t partition;
+    int64_t offset;
+    size_t record_bytes;
+  };
+  std::vector<Origin> txn_origins_;
+  // Messages (partition, offset) whose record the broker refused for good,
+  // those of them the open transaction skipped, and refusals so far.
+  using MessageKey = std::pair<int32_t, int64_t>;
+  std::set<MessageKey> poisoned_;
+  std::vector<MessageKey> txn_poison_skipped_;
+  std::map<MessageKey, int> refusals_;
+  bool reopen_producer_ = false;
   std::vector<kafka::Delivery> deliveries_;
 
   // Per-batch buffers, reused.
