@@ -388,7 +388,8 @@ def test_numbers_are_validated(tmp_path, corpus):
     small.mkdir()
     write_jsonl(small / "s.jsonl", [f"doc {i}" for i in range(5)])
     ingest(tmp_path, [small], "uneven", "--partitions", "2")  # 3 records in partition 0, 2 in partition 1
-    out = [json.loads(l) for l in run("inspect", f"log:{tmp_path}/uneven", "--offset", "2", "--json").stdout.splitlines()]
+    out = [json.loads(l)
+           for l in run("inspect", f"log:{tmp_path}/uneven", "--offset", "2", "--json").stdout.splitlines()]
     assert [(x["partition"], x["offset"]) for x in out] == [(0, 2)]
     r = run("inspect", f"log:{tmp_path}/uneven", "--offset", "9", check=False)
     assert r.returncode != 0 and "past it" in r.stderr

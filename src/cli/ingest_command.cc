@@ -73,7 +73,8 @@ CommandRunner AddIngestCommand(CLI::App& app) {
   cmd->add_option("--input,-i", o.inputs, "files, directories and globs (*, ?, **); .gz and .zst are read as such")
       ->required();
   cmd->add_option("--to", o.to_uri, "destination topic: log:DIR/TOPIC or kafka://HOST:PORT/TOPIC")->required();
-  cmd->add_option("--partitions", c->partitions, "partitions of a new topic (default 1; an existing topic keeps its own)")
+  cmd->add_option("--partitions", c->partitions,
+                  "partitions of a new topic (default 1; an existing topic keeps its own)")
       ->check(CLI::Range(1u, 1u << 20));
   cmd->add_option("--threads", o.threads, "tokenizing threads (0: all cores)")
       ->check(CLI::Range(0, 4096))->capture_default_str();

@@ -204,7 +204,9 @@ class Service {
       lowered = true;
       kafka::ClientConfig& config = producer_options_.config;
       const kafka::ConfigEntry* batch = config.Find("batch.size");
-      if (batch == nullptr || batch->origin == kTopicLimit) config.Set("batch.size", std::to_string(*limit), kTopicLimit);
+      if (batch == nullptr || batch->origin == kTopicLimit) {
+        config.Set("batch.size", std::to_string(*limit), kTopicLimit);
+      }
     }
     return lowered;
   }
