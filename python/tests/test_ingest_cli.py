@@ -6,6 +6,7 @@ import gzip
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -264,9 +265,156 @@ def test_binary_files_lose_nothing_silently(tmp_path):
     rejects = (tmp_path / "r.jsonl").read_text().splitlines()
     # Every line of the binary JSONL is a counted, listed reject; the text file's
     # documents are kept with NULs dropped and invalid bytes replaced.
-    assert stats["dropped_by_reason"]["bad_json"] == len(rejects) > 0
+    assert stats["dropped_by_reason"]["bad_json"] == sum('"bad_json"' in r for r in rejects) > 0
+    assert stats["documents_dropped"] == len(rejects)
     recs = records(f"log:{tmp_path}/t")
     assert recs and all(r["source"]["path"].endswith("noise.txt") for r in recs)
     import tokenfeed
     text = tokenfeed.Tokenizer.from_file(deepseek()).decode(recs[0]["ids"])
     assert text == "textwithnuls"
+
+
+def summary_counts(stderr: str) -> tuple[int, int, int, int]:
+    m = re.search(r"ingest: (\d+) documents read = (\d+) written \+ (\d+) already in the topic \+ (\d+) dropped",
+                  stderr)
+    assert m, stderr
+    return tuple(int(g) for g in m.groups())
+
+
+def test_a_trailing_double_star_is_every_file_below(tmp_path):
+    d = tmp_path / "in"
+    (d / "sub" / "deeper").mkdir(parents=True)
+    write_jsonl(d / "a.jsonl", ["top level"])
+    write_jsonl(d / "sub" / "b.jsonl", ["one down"])
+    write_jsonl(d / "sub" / "deeper" / "c.jsonl", ["two down"])
+    r = run("ingest", "--tokenizer", deepseek(), "--input", "in/**", "--to", f"log:{tmp_path}/t", "--progress",
+            "never", cwd=tmp_path)
+    assert summary_counts(r.stderr)[1] == 3
+    assert sorted(os.path.basename(x["source"]["path"]) for x in records(f"log:{tmp_path}/t")) == \
+        ["a.jsonl", "b.jsonl", "c.jsonl"]
+
+
+def mixed_corpus(tmp_path):
+    d = tmp_path / "in"
+    d.mkdir()
+    lines = [
+        json.dumps({"text": "good one"}),
+        "{not json",
+        json.dumps({"other": "no text field"}),
+        json.dumps({"text": "good two"}),
+        json.dumps({"text": "good two"}),  # duplicate
+        json.dumps({"text": "   "}),       # empty after trimming
+        json.dumps({"text": "x"}),         # too short with --min-chars 3
+        json.dumps({"text": "good three"}),
+    ]
+    (d / "mixed.jsonl").write_text("\n".join(lines) + "\n")
+    return d
+
+
+def test_the_summary_and_stats_add_up_by_reason(tmp_path):
+    d = mixed_corpus(tmp_path)
+    r = ingest(tmp_path, [d], "t", "--min-chars", "3", "--stats-json", tmp_path / "s.json")
+    read, written, present, dropped = summary_counts(r.stderr)
+    assert (read, written, present, dropped) == (8, 3, 0, 5)
+    block = r.stderr.split("dropped by reason:\n", 1)[1].splitlines()
+    names = [line.split()[0] for line in block if line.startswith("  ")]
+    assert sorted(names) == ["bad_json", "duplicate", "empty", "missing_field", "too_short"], r.stderr
+    raw = (tmp_path / "s.json").read_text()
+    assert raw.endswith("}\n")
+    s = json.loads(raw)
+    assert s["documents_read"] == 8 and s["documents_written"] == 3 and s["documents_dropped"] == 5
+    assert sum(s["dropped_by_reason"].values()) == s["documents_dropped"]
+    assert s["complete"] is True
+    # Run again: everything is already there, and it still adds up.
+    r = ingest(tmp_path, [d], "t", "--min-chars", "3", "--stats-json", tmp_path / "s2.json")
+    assert summary_counts(r.stderr) == (8, 0, 3, 5)
+    s2 = json.loads((tmp_path / "s2.json").read_text())
+    assert s2["documents_read"] == s2["documents_written"] + s2["documents_skipped_already_in_topic"] + \
+        s2["documents_dropped"]
+
+
+def test_rejects_and_strict_cover_cleaning_and_dedup_drops(tmp_path):
+    d = mixed_corpus(tmp_path)
+    ingest(tmp_path, [d], "t", "--min-chars", "3", "--rejects", tmp_path / "r.jsonl")
+    rejects = [json.loads(l) for l in (tmp_path / "r.jsonl").read_text().splitlines()]
+    assert [(x["reason"], x["line"]) for x in rejects] == [
+        ("bad_json", 2), ("missing_field", 3), ("duplicate", 5), ("empty", 6), ("too_short", 7)]
+    assert all(x["message"] for x in rejects)
+    # --strict stops at the first drop of any kind: here the duplicate on line 5.
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    write_jsonl(clean / "c.jsonl", ["first", "second", "first", "third"])
+    r = ingest(tmp_path, [clean], "s", "--strict", "--stats-json", tmp_path / "strict.json", check=False)
+    assert r.returncode == 3, r.stderr
+    assert "c.jsonl:3" in r.stderr and "duplicate" in r.stderr
+    # 17: the stats are written when --strict stops the run, and add up.
+    s = json.loads((tmp_path / "strict.json").read_text())
+    assert s["complete"] is False and "c.jsonl:3" in s["stopped_by_strict"]
+    assert (s["documents_read"], s["documents_written"], s["documents_dropped"]) == (3, 2, 1)
+    assert [x["doc_seq"] for x in records(f"log:{tmp_path}/s")] == [0, 1]
+
+
+def test_resume_does_not_depend_on_the_working_directory(tmp_path, corpus):
+    d, texts = corpus
+    uri = f"log:{tmp_path}/t"
+    one, two = tmp_path / "one", tmp_path / "two" / "deeper"
+    one.mkdir()
+    two.mkdir(parents=True)
+    common = ["ingest", "--tokenizer", deepseek(), "--to", uri, "--progress", "never", "--partitions", "2",
+              "--no-dedup"]
+    r = subprocess.run([cli(), *common, "--input", os.path.relpath(d, one)], cwd=one, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([cli(), *common, "--input", os.path.relpath(d, two), "--stats-json", "s.json"], cwd=two,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    s = json.loads((two / "s.json").read_text())
+    # Without dedup the reading starts at the partitions' last documents.
+    assert s["documents_written"] == 0 and s["documents_skipped_already_in_topic"] >= 1
+    assert len(records(uri)) == len(texts)
+
+
+def test_numbers_are_validated(tmp_path, corpus):
+    d, _ = corpus
+    ingest(tmp_path, [d], "t", "--partitions", "2")
+    uri = f"log:{tmp_path}/t"
+    for bad in (["--threads", "-3"], ["--partitions", "0"], ["--max-doc-bytes", "-1"], ["--batch-bytes", "0"]):
+        r = ingest(tmp_path, [d], "other", *bad, check=False)
+        assert r.returncode == 2 and bad[0] in r.stderr, (bad, r.returncode, r.stderr)
+    r = run("inspect", uri, "--offset", "-1", check=False)
+    assert r.returncode == 2 and "--offset" in r.stderr, r.stderr
+    # Partition 0 holds 1500 records, partition 1 as many; add a third topic
+    # with uneven partitions: an offset past one partition's end leaves it out.
+    small = tmp_path / "small"
+    small.mkdir()
+    write_jsonl(small / "s.jsonl", [f"doc {i}" for i in range(5)])
+    ingest(tmp_path, [small], "uneven", "--partitions", "2")  # 3 records in partition 0, 2 in partition 1
+    out = [json.loads(l)
+           for l in run("inspect", f"log:{tmp_path}/uneven", "--offset", "2", "--json").stdout.splitlines()]
+    assert [(x["partition"], x["offset"]) for x in out] == [(0, 2)]
+    r = run("inspect", f"log:{tmp_path}/uneven", "--offset", "9", check=False)
+    assert r.returncode != 0 and "past it" in r.stderr
+
+
+def test_exit_codes_and_a_bare_command(tmp_path, corpus):
+    d, _ = corpus
+    r = subprocess.run([cli()], capture_output=True, text=True)
+    assert r.returncode == 0 and "ingest" in r.stdout and "Exit codes" in r.stdout
+    assert run("--no-such-option", check=False).returncode == 2
+    assert run("ingest", "--tokenizer", deepseek(), check=False).returncode == 2  # required options missing
+    assert run("inspect", f"log:{tmp_path}/missing", check=False).returncode == 1
+    assert run("topics", f"log:{tmp_path}/missing", check=False).returncode == 1
+    assert run("--help", check=False).returncode == 0
+
+
+def test_inspect_escapes_control_characters_in_text(tmp_path):
+    d = tmp_path / "in"
+    d.mkdir()
+    write_jsonl(d / "a.jsonl", ["red \x1b[31malert\x1b[0m and a bell \x07 then \u009b2J done"])
+    ingest(tmp_path, [d], "t", "--keep-controls")
+    out = run("inspect", f"log:{tmp_path}/t", "--decode", "--tokenizer", deepseek()).stdout
+    assert "\x1b" not in out and "\x07" not in out and "\u009b" not in out
+    assert r"\x1b[31malert\x1b[0m" in out and r"\x07" in out and r"\u009b2J" in out
+    # --json escapes them as JSON does, and the text comes back exactly.
+    raw = run("inspect", f"log:{tmp_path}/t", "--decode", "--tokenizer", deepseek(), "--json").stdout
+    assert "\x1b" not in raw and "\x07" not in raw
+    assert json.loads(raw)["text"] == "red \x1b[31malert\x1b[0m and a bell \x07 then \u009b2J done"

@@ -16,7 +16,7 @@ import time
 import pytest
 
 from cli_helpers import cli, deepseek, records, run, write_jsonl
-from kafka_helpers import LocalKafka, create_topic
+from kafka_helpers import LocalKafka, confluent, create_topic
 
 pytestmark = pytest.mark.kafka
 
@@ -290,3 +290,16 @@ def test_token_dataset_blocks_default_to_4096_records_on_kafka(corpus, kafka_bro
     tokenfeed.TokenDataset(uri, block_records=4096, **opts).load_state_dict(state)
     with pytest.raises(ValueError, match="other sources or settings"):
         tokenfeed.TokenDataset(uri, block_records=1024, **opts).load_state_dict(state)
+
+
+def test_a_raw_text_topic_is_named_as_such_not_as_a_newer_format(tmp_path, corpus, kafka_broker):
+    d, _ = corpus
+    name = LocalKafka.new_topic("raw")
+    create_topic(kafka_broker.bootstrap, name, 1)
+    ck = confluent()
+    p = ck.Producer({"bootstrap.servers": kafka_broker.bootstrap})
+    p.produce(name, json.dumps({"text": "a raw document"}).encode(), partition=0)
+    assert p.flush(30) == 0
+    for r in (run("inspect", kafka_broker.uri(name), check=False), ingest([d], kafka_broker.uri(name), check=False)):
+        assert r.returncode != 0
+        assert "not a token record" in r.stderr and "upgrade" not in r.stderr, r.stderr

@@ -29,10 +29,11 @@ class Instance:
     """One `tokenfeed serve` process, its log collected by a thread."""
 
     def __init__(self, broker, raw, tokens, instance_id, *extra):
+        extra = [str(e) for e in extra]
+        interval = [] if "--commit-interval-ms" in extra else ["--commit-interval-ms", "200"]
         self.args = [cli(), "serve", "--from", broker.uri(raw), "--to", broker.uri(tokens), "--tokenizer", deepseek(),
                      "--group", f"g-{raw}", "--instance-id", instance_id, "--metrics-port", "0",
-                     "--log-interval-s", "1", "--commit-interval-ms", "200", "--kafka-timeout-ms", "20000",
-                     *map(str, extra)]
+                     "--log-interval-s", "1", *interval, "--kafka-timeout-ms", "20000", *extra]
         self.lines: list[str] = []
         self.port = None
         self.p = subprocess.Popen(self.args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -254,3 +255,76 @@ def topic_end_records(broker, topic) -> int:
     """Records a read_committed reader sees now."""
     r = subprocess.run([cli(), "inspect", broker.uri(topic), "--json"], capture_output=True, text=True, timeout=60)
     return len(r.stdout.splitlines()) if r.returncode == 0 else 0
+
+
+def test_max_transaction_messages_bounds_each_transaction(kafka_broker):
+    raw, tokens = LocalKafka.new_topic("raw"), LocalKafka.new_topic("tokens")
+    create_topic(kafka_broker.bootstrap, raw, 1)
+    n = 3000
+    produce(kafka_broker.bootstrap, raw, raw_texts(n), 1)
+    # A long commit interval: only the message bound ends a busy transaction.
+    s = Instance(kafka_broker, raw, tokens, "t", "--max-transaction-messages", "500", "--commit-interval-ms",
+                 "600000")
+    try:
+        wait_until("every message committed", lambda: s.messages() >= n, 60)
+        m = s.metrics()
+        assert m["tokenfeed_serve_records_total"] == n
+        # 3000 messages in transactions of at most 500: at least 6 commits
+        # (without the bound a poll of 2000 made one transaction).
+        assert m['tokenfeed_serve_transactions_total{outcome="committed"}'] >= n / 500
+        assert s.stop() == 0
+    finally:
+        s.kill()
+
+
+def test_a_message_too_large_for_the_output_topic_is_skipped_not_retried_forever(kafka_broker):
+    raw, tokens = LocalKafka.new_topic("raw"), LocalKafka.new_topic("tokens")
+    create_topic(kafka_broker.bootstrap, raw, 1)
+    # The output topic accepts far less than the producer's 1 MB default.
+    create_topic(kafka_broker.bootstrap, tokens, 1, {"max.message.bytes": "4000"})
+    big = " ".join(f"w{i}" for i in range(3000))  # its token record is well above 4000 bytes
+    values = ["small before"] + [big] + [f"small after {i}" for i in range(20)]
+    produce(kafka_broker.bootstrap, raw, values, 1)
+    s = Instance(kafka_broker, raw, tokens, "p", "--no-create")
+    try:
+        wait_until("every message committed", lambda: s.messages() >= len(values), 60)
+        m = s.metrics()
+        assert m["tokenfeed_serve_records_total"] == len(values) - 1
+        assert m['tokenfeed_serve_rejected_total{reason="too_long"}'] == 1
+        assert m.get('tokenfeed_serve_transactions_total{outcome="aborted"}', 0) <= 2
+        assert s.stop() == 0
+    finally:
+        s.kill()
+    assert "max.message.bytes" in s.log()
+    got = records(kafka_broker.uri(tokens))
+    assert [r["source"]["byte_offset"] for r in got] == [0] + list(range(2, len(values)))
+
+
+def test_a_refused_delivery_is_skipped_with_a_back_off_never_a_spin(kafka_broker):
+    """The broker refuses a record that the service thought would fit (the
+    topic's limit was lowered after the service read it): the message is
+    skipped as a counted reject after one abort, and the service goes on."""
+    raw, tokens = LocalKafka.new_topic("raw"), LocalKafka.new_topic("tokens")
+    create_topic(kafka_broker.bootstrap, raw, 1)
+    create_topic(kafka_broker.bootstrap, tokens, 1)
+    s = Instance(kafka_broker, raw, tokens, "d", "--no-create")
+    try:
+        ck = confluent()
+        from confluent_kafka.admin import AdminClient, ConfigResource
+        admin = AdminClient({"bootstrap.servers": kafka_broker.bootstrap})
+        res = ConfigResource("topic", tokens, set_config={"max.message.bytes": "4000"})
+        for f in admin.alter_configs([res]).values():
+            f.result(timeout=30)
+        time.sleep(2)
+        big = " ".join(f"w{i}" for i in range(3000))
+        values = ["small before", big] + [f"small after {i}" for i in range(20)]
+        produce(kafka_broker.bootstrap, raw, values, 1)
+        wait_until("every message committed", lambda: s.messages() >= len(values), 60)
+        m = s.metrics()
+        assert m["tokenfeed_serve_records_total"] == len(values) - 1
+        assert m['tokenfeed_serve_rejected_total{reason="too_long"}'] == 1
+        assert m['tokenfeed_serve_transactions_total{outcome="aborted"}'] <= 3
+        assert s.stop() == 0
+    finally:
+        s.kill()
+    assert "is skipped from now on" in s.log(), s.log()

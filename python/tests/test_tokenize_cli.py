@@ -1,10 +1,13 @@
-"""tokenfeed tokenize: JSONL in, one JSON array of ids per line out."""
+"""tokenfeed tokenize: JSONL in (plain, .gz, .zst), one JSON array of ids per non-blank line out."""
 
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 
 from cli_helpers import deepseek, run
+from conftest import missing
 
 import tokenfeed
 
@@ -40,3 +43,25 @@ def test_a_bad_line_is_named_and_fails_the_run(tmp_path):
     assert r.returncode != 0 and "byte offset" in r.stderr
     r = run("tokenize", "--tokenizer", deepseek(), src)  # replace by default
     assert len(r.stdout.splitlines()) == 1
+
+
+def test_blank_lines_are_skipped_and_compressed_inputs_read(tmp_path):
+    import gzip
+    lines = [json.dumps({"text": f"line {i} 数据"}) for i in range(50)]
+    plain = tmp_path / "plain.jsonl"
+    plain.write_text("\n".join(lines) + "\n")
+    expected = run("tokenize", "--tokenizer", deepseek(), plain).stdout
+    assert len(expected.splitlines()) == 50
+    spaced = tmp_path / "spaced.jsonl"
+    spaced.write_text("\n" + "\n  \n".join(lines) + "\n\t\r\n\n")  # blank lines, as ingest skips them
+    assert run("tokenize", "--tokenizer", deepseek(), spaced).stdout == expected
+    gz = tmp_path / "in.jsonl.gz"
+    gz.write_bytes(gzip.compress(plain.read_bytes()))
+    assert run("tokenize", "--tokenizer", deepseek(), gz).stdout == expected
+    if shutil.which("zstd") is None:
+        missing("the zstd program is needed to write a .zst input")
+    zst = tmp_path / "in.jsonl.zst"
+    subprocess.run(["zstd", "-q", "-o", str(zst), str(plain)], check=True)
+    assert run("tokenize", "--tokenizer", deepseek(), zst).stdout == expected
+    r = run("tokenize", "--tokenizer", deepseek(), "--threads", "-3", plain, check=False)
+    assert r.returncode == 2 and "--threads" in r.stderr

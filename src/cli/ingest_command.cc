@@ -24,7 +24,7 @@ struct IngestCliOptions {
   KafkaCliOptions kafka;
 };
 
-Status RunIngestCommand(IngestCliOptions& c) {
+CommandResult RunIngestCommand(IngestCliOptions& c) {
   ingest::IngestOptions o = c.o;
   TF_ASSIGN_OR_RETURN(o.reader.format, text::ParseInputFormat(c.format));
   TF_ASSIGN_OR_RETURN(o.reader.text_mode, text::ParseTextMode(c.text_mode));
@@ -49,10 +49,16 @@ Status RunIngestCommand(IngestCliOptions& c) {
   std::signal(SIGTERM, OnStopSignal);
   TF_ASSIGN_OR_RETURN(ingest::IngestStats stats, ingest::RunIngest(o, &g_stop));
   std::fputs(stats.Summary().c_str(), stderr);
+  if (!stats.stopped_by_strict.empty()) {
+    return CommandResult::DataRejected(Status::InvalidArgument(
+        stats.stopped_by_strict + "; the documents before it were written (fix the input, or drop --strict, and "
+                                  "run the same command again to resume)"));
+  }
   if (!stats.incomplete_files.empty()) {
-    return Status::IoError(std::to_string(stats.incomplete_files.size()) +
-                           " input file(s) could not be read to the end (listed above); everything before the "
-                           "damage was written");
+    return CommandResult::DataRejected(
+        Status::IoError(std::to_string(stats.incomplete_files.size()) +
+                        " input file(s) could not be read to the end (listed above); everything before the "
+                        "damage was written"));
   }
   return Status::OK();
 }
@@ -67,8 +73,11 @@ CommandRunner AddIngestCommand(CLI::App& app) {
   cmd->add_option("--input,-i", o.inputs, "files, directories and globs (*, ?, **); .gz and .zst are read as such")
       ->required();
   cmd->add_option("--to", o.to_uri, "destination topic: log:DIR/TOPIC or kafka://HOST:PORT/TOPIC")->required();
-  cmd->add_option("--partitions", c->partitions, "partitions of a new topic (default 1; an existing topic keeps its own)");
-  cmd->add_option("--threads", o.threads, "tokenizing threads (0: all cores)")->capture_default_str();
+  cmd->add_option("--partitions", c->partitions,
+                  "partitions of a new topic (default 1; an existing topic keeps its own)")
+      ->check(CLI::Range(1u, 1u << 20));
+  cmd->add_option("--threads", o.threads, "tokenizing threads (0: all cores)")
+      ->check(CLI::Range(0, 4096))->capture_default_str();
   cmd->add_flag("--add-bos", o.add_bos, "put the tokenizer's document-start token before each document");
   cmd->add_flag("--add-eos", o.add_eos, "put the tokenizer's document-end token after each document");
   cmd->add_flag("--keep-special-tokens", o.keep_special_tokens,
@@ -81,11 +90,15 @@ CommandRunner AddIngestCommand(CLI::App& app) {
   cmd->add_option("--utf8", c->utf8, "invalid UTF-8: replace with U+FFFD, or reject the document")
       ->check(CLI::IsMember({"replace", "reject"}))->capture_default_str();
   cmd->add_option("--max-doc-bytes", o.reader.max_document_bytes, "longer documents are rejected as too_long")
-      ->capture_default_str();
-  cmd->add_option("--min-chars", o.clean.min_chars, "drop shorter documents (after cleaning; 0: no limit)");
-  cmd->add_option("--max-chars", o.clean.max_chars, "drop longer documents (after cleaning; 0: no limit)");
-  cmd->add_option("--min-bytes", o.clean.min_bytes, "drop shorter documents, in bytes (0: no limit)");
-  cmd->add_option("--max-bytes", o.clean.max_bytes, "drop longer documents, in bytes (0: no limit)");
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option("--min-chars", o.clean.min_chars, "drop shorter documents (after cleaning; 0: no limit)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--max-chars", o.clean.max_chars, "drop longer documents (after cleaning; 0: no limit)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--min-bytes", o.clean.min_bytes, "drop shorter documents, in bytes (0: no limit)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--max-bytes", o.clean.max_bytes, "drop longer documents, in bytes (0: no limit)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--no-dedup", c->no_dedup, "keep exact duplicates (default: drop them)");
   cmd->add_flag("--keep-controls", c->keep_controls, "keep NUL and other control characters");
   cmd->add_flag("--keep-newlines", c->keep_newlines, "keep CRLF and CR line endings as they are");
@@ -100,7 +113,7 @@ CommandRunner AddIngestCommand(CLI::App& app) {
   cmd->add_option("--fsync", c->fsync, "embedded log: sync every batch, at intervals, or leave it to the OS")
       ->check(CLI::IsMember({"each-batch", "interval", "none"}))->capture_default_str();
   cmd->add_option("--batch-bytes", o.batch_bytes, "write records to a partition in batches of about this size")
-      ->capture_default_str();
+      ->check(CLI::Range(size_t{1}, size_t{1} << 30))->capture_default_str();
   cmd->add_option("--progress", c->progress, "progress on standard error (auto: a bar on a terminal, "
                                              "a line every 10 s otherwise)")
       ->check(CLI::IsMember({"auto", "always", "never"}))->capture_default_str();

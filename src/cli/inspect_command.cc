@@ -8,6 +8,7 @@
 
 #include "cli/command.h"
 #include "base/json_writer.h"
+#include "cli/terminal_text.h"
 #include "cli/topic_options.h"
 #include "tokenfeed/record.h"
 #include "tokenfeed/tokenizer.h"
@@ -68,17 +69,18 @@ void PrintRecord(const InspectOptions& o, PartitionId p, Offset off, const recor
   std::snprintf(head, sizeof(head), "partition %u offset %llu: ", p.value(),
                 static_cast<unsigned long long>(off.value()));
   *out += head;
-  *out += std::string(r.source_path()) + ":" + std::to_string(r.source_line()) + " (byte " +
+  // Whatever a topic holds is escaped before it reaches a terminal.
+  AppendEscapedForTerminal(r.source_path(), out);
+  *out += ":" + std::to_string(r.source_line()) + " (byte " +
           std::to_string(r.source_byte_offset()) + ", doc " + std::to_string(r.doc_seq()) + "), " +
           std::to_string(ids.size()) + " ids [";
   for (size_t i = 0; i < ids.size() && i < 16; ++i) *out += (i ? "," : "") + std::to_string(ids[i]);
   *out += ids.size() > 16 ? ",...]\n" : "]\n";
   if (tok) {
-    std::string shown = text.size() > 240 ? text.substr(0, 240) + "..." : text;
-    for (char& c : shown) {
-      if (c == '\n') c = ' ';
-    }
-    *out += "    " + shown + "\n";
+    const std::string_view shown = Utf8Prefix(text, 240);
+    *out += "    ";
+    AppendEscapedForTerminal(shown, out);
+    *out += shown.size() < text.size() ? "...\n" : "\n";
   }
 }
 
@@ -106,17 +108,25 @@ Status RunInspect(const InspectOptions& o) {
   } else {
     for (const auto& p : summary.partitions) partitions.push_back(p.partition);
   }
+  if (o.offset) {
+    // An offset past a partition's end leaves that partition out; past the
+    // end of every partition asked for, it is a mistake worth naming.
+    Offset last_end(0);
+    for (PartitionId p : partitions) last_end = std::max(last_end, summary.partitions[p.value()].end_offset);
+    if (Offset(*o.offset) > last_end) {
+      return Status::OutOfRange(o.uri + (o.partition ? " partition " + ToString(partitions[0]) : std::string()) +
+                                " ends at offset " + ToString(last_end) + "; --offset " + std::to_string(*o.offset) +
+                                " is past it");
+    }
+  }
   uint64_t printed = 0;
   std::string out;
   for (PartitionId p : partitions) {
     const topic::PartitionSummary& ps = summary.partitions[p.value()];
-    TF_ASSIGN_OR_RETURN(auto cursor, topic::OpenPartitionCursor(o.uri, p, config));
-    Offset start = o.offset ? Offset(*o.offset) : ps.start_offset;
+    Offset start = o.offset ? std::max(Offset(*o.offset), ps.start_offset) : ps.start_offset;
     const Offset end = ps.end_offset;  // the end as of the start of the command
-    if (start > end) {
-      return Status::OutOfRange(o.uri + " partition " + ToString(p) + " ends at offset " + ToString(end) +
-                                "; --offset " + ToString(start) + " is past it");
-    }
+    if (start >= end) continue;
+    TF_ASSIGN_OR_RETURN(auto cursor, topic::OpenPartitionCursor(o.uri, p, config));
     TF_RETURN_IF_ERROR(cursor->Seek(start));
     while (cursor->position() < end && (!o.count || printed < *o.count)) {
       TF_ASSIGN_OR_RETURN(auto records, cursor->Read(std::chrono::milliseconds(2000)));
@@ -200,9 +210,12 @@ CommandRunner AddInspectCommand(CLI::App& app) {
   auto o = std::make_shared<InspectOptions>();
   CLI::App* cmd = app.add_subcommand("inspect", "Print the records of a topic (up to its end when the command starts)");
   cmd->add_option("uri", o->uri, "log:DIR/TOPIC or kafka://HOST:PORT/TOPIC")->required();
-  cmd->add_option("--partition", o->partition, "only this partition");
-  cmd->add_option("--offset", o->offset, "start at this offset (default: the start of each partition)");
-  cmd->add_option("--count", o->count, "print at most this many records");
+  cmd->add_option("--partition", o->partition, "only this partition")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--offset", o->offset,
+                  "start at this offset (default: the start of each partition; a partition that ends before it "
+                  "is passed over)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--count", o->count, "print at most this many records")->check(CLI::NonNegativeNumber);
   cmd->add_flag("--json", o->json, "one JSON object per record");
   cmd->add_flag("--decode", o->decode, "also print the text (needs --tokenizer)");
   cmd->add_option("--tokenizer", o->tokenizer, "tokenizer.json for --decode");

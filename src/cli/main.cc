@@ -1,4 +1,5 @@
-// tokenfeed: the command-line program. See README.md for each subcommand.
+// tokenfeed: the command-line program. See README.md for each subcommand and
+// for the exit codes (cli/command.h, ExitCode), which are decided here only.
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -6,10 +7,35 @@
 
 #include "cli/command.h"
 
+namespace {
+
+using tokenfeed::cli::ExitCode;
+
+// CLI11's own codes (105-109 and so on) become the one usage code; asking for
+// help or the version is a success.
+int ExitForParseError(CLI::App& app, const CLI::ParseError& e) {
+  if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+  app.exit(e);
+  return ExitCode::kExitUsage;
+}
+
+int ExitForResult(const std::string& command, const tokenfeed::cli::CommandResult& result) {
+  if (result.status.ok()) return ExitCode::kExitOk;
+  std::fflush(stdout);
+  std::fprintf(stderr, "tokenfeed %s: %s\n", command.c_str(), result.status.ToString().c_str());
+  if (result.data_rejected) return ExitCode::kExitDataRejected;
+  if (result.status.code() == tokenfeed::StatusCode::kInvalidArgument) return ExitCode::kExitUsage;
+  return ExitCode::kExitFailure;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"tokenfeed: corpus -> tokens -> topic -> training batches"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("tokenfeed ") + TOKENFEED_VERSION);
+  app.footer("Exit codes: 0 success, 1 the command failed, 2 the command line is wrong, "
+             "3 input was refused (--strict, an unreadable input file).");
 
   std::vector<std::pair<CLI::App*, tokenfeed::cli::CommandRunner>> commands;
   auto add = [&](tokenfeed::cli::CommandRunner runner) {
@@ -23,18 +49,17 @@ int main(int argc, char** argv) {
   add(tokenfeed::cli::AddServeCommand(app));
 #endif
 
+  if (argc <= 1) {  // a bare `tokenfeed`: what it can do
+    std::fputs(app.help().c_str(), stdout);
+    return ExitCode::kExitOk;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return ExitForParseError(app, e);
   }
   for (auto& [sub, run] : commands) {
-    if (!sub->parsed()) continue;
-    tokenfeed::Status status = run();
-    if (status.ok()) return 0;
-    std::fflush(stdout);
-    std::fprintf(stderr, "tokenfeed %s: %s\n", sub->get_name().c_str(), status.ToString().c_str());
-    return 1;
+    if (sub->parsed()) return ExitForResult(sub->get_name(), run());
   }
-  return 2;
+  return ExitCode::kExitUsage;
 }

@@ -26,7 +26,7 @@ struct ServeCliOptions {
   KafkaCliOptions kafka;
 };
 
-Status RunServeCommand(ServeCliOptions& c) {
+CommandResult RunServeCommand(ServeCliOptions& c) {
   serve::ServeOptions o = c.o;
   TF_ASSIGN_OR_RETURN(o.format, serve::ParseRawFormat(c.format));
   o.clean.drop_controls = !c.keep_controls;
@@ -64,24 +64,30 @@ CommandRunner AddServeCommand(CLI::App& app) {
   cmd->add_option("--format", c->format, "raw messages: auto (JSON object or plain text), json, text")
       ->check(CLI::IsMember({"auto", "json", "text"}))->capture_default_str();
   cmd->add_option("--field", o.json_field, "JSON field with the text (dotted path)")->capture_default_str();
-  cmd->add_option("--threads", o.threads, "tokenizing threads (0: all cores)")->capture_default_str();
+  cmd->add_option("--threads", o.threads, "tokenizing threads (0: all cores)")
+      ->check(CLI::Range(0, 4096))->capture_default_str();
   cmd->add_flag("--add-bos", o.add_bos, "put the tokenizer's document-start token before each document");
   cmd->add_flag("--add-eos", o.add_eos, "put the tokenizer's document-end token after each document");
   cmd->add_flag("--keep-special-tokens", o.keep_special_tokens,
                 "turn special-token text inside messages into special tokens (default: plain text)");
-  cmd->add_option("--min-chars", o.clean.min_chars, "drop shorter documents (after cleaning; 0: no limit)");
-  cmd->add_option("--max-chars", o.clean.max_chars, "drop longer documents (after cleaning; 0: no limit)");
+  cmd->add_option("--min-chars", o.clean.min_chars, "drop shorter documents (after cleaning; 0: no limit)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--max-chars", o.clean.max_chars, "drop longer documents (after cleaning; 0: no limit)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--keep-controls", c->keep_controls, "keep NUL and other control characters");
   cmd->add_flag("--keep-newlines", c->keep_newlines, "keep CRLF and CR line endings as they are");
   cmd->add_flag("--no-trim", c->no_trim, "keep white space at the ends of documents");
-  cmd->add_option("--partitions", c->partitions, "partitions of a new output topic (default: as the raw topic)");
+  cmd->add_option("--partitions", c->partitions, "partitions of a new output topic (default: as the raw topic)")
+      ->check(CLI::Range(1u, 1u << 20));
   cmd->add_flag("--no-create", c->no_create, "fail if the output topic does not exist");
   cmd->add_option("--max-transaction-messages", o.max_transaction_messages,
-                  "commit after this many raw messages")->capture_default_str();
+                  "commit after at most this many raw messages")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 30))->capture_default_str();
   cmd->add_option("--commit-interval-ms", c->commit_interval_ms, "commit at least this often while busy")
       ->capture_default_str();
   cmd->add_option("--metrics-port", o.metrics_port, "serve Prometheus metrics at http://ADDRESS:PORT/metrics "
-                                                   "(0: any free port, logged; default: off)");
+                                                   "(0: any free port, logged; default: off)")
+      ->check(CLI::Range(0, 65535));
   cmd->add_option("--metrics-address", o.metrics_address, "address of the metrics endpoint")->capture_default_str();
   cmd->add_option("--log-interval-s", c->log_interval_s, "progress line every this many seconds")
       ->capture_default_str();

@@ -1,5 +1,6 @@
-// tokenfeed tokenize: JSONL in, one JSON array of token ids per line out, in
-// input order. Lines are read in blocks; each block is parsed and encoded on
+// tokenfeed tokenize: JSONL in (plain, gzip or zstd), one JSON array of token
+// ids per non-blank line out, in input order (blank lines are skipped, as
+// ingest skips them). Lines are read in blocks; each block is parsed and encoded on
 // all threads, then written in order, so memory stays bounded by the block
 // size whatever the input size.
 #include <algorithm>
@@ -15,6 +16,7 @@
 
 #include "base/utf8.h"
 #include "cli/command.h"
+#include "text/byte_source.h"
 #include "text/json_text_field.h"
 #include "tokenfeed/tokenizer.h"
 
@@ -33,10 +35,17 @@ struct TokenizeOptions {
 
 constexpr size_t kBlockBytes = 8 << 20;
 
-// Reads whole lines from a FILE, a block at a time.
+bool IsBlank(std::string_view line) {
+  return line.find_first_not_of(" \t\r\v\f") == std::string_view::npos;
+}
+
+// Reads whole lines, a block at a time, from standard input or from a file
+// through text::ByteSource (which decompresses .gz and .zst).
 class LineBlockReader {
  public:
   LineBlockReader(std::FILE* f, std::string name) : f_(f), name_(std::move(name)) {}
+  LineBlockReader(std::unique_ptr<text::ByteSource> source, std::string name)
+      : source_(std::move(source)), name_(std::move(name)) {}
 
   // Fills `lines` with up to about kBlockBytes of complete lines (without
   // their "\n"). Returns false at the end of the input.
@@ -47,12 +56,17 @@ class LineBlockReader {
     while (storage->size() < kBlockBytes && !eof_) {
       size_t old = storage->size();
       storage->resize(old + (1 << 20));
-      size_t n = std::fread(storage->data() + old, 1, 1 << 20, f_);
-      storage->resize(old + n);
-      if (n == 0) {
-        if (std::ferror(f_)) return Status::IoError("cannot read '" + name_ + "': " + std::strerror(errno));
-        eof_ = true;
+      size_t n = 0;
+      if (source_) {
+        TF_ASSIGN_OR_RETURN(n, source_->Read(storage->data() + old, 1 << 20));
+      } else {
+        n = std::fread(storage->data() + old, 1, 1 << 20, f_);
+        if (n == 0 && std::ferror(f_)) {
+          return Status::IoError("cannot read '" + name_ + "': " + std::strerror(errno));
+        }
       }
+      storage->resize(old + n);
+      if (n == 0) eof_ = true;
     }
     // Keep a trailing partial line for the next block unless the input ended.
     size_t end = storage->size();
@@ -80,7 +94,8 @@ class LineBlockReader {
   }
 
  private:
-  std::FILE* f_;
+  std::FILE* f_ = nullptr;
+  std::unique_ptr<text::ByteSource> source_;
   std::string name_;
   std::string carry_;
   bool eof_ = false;
@@ -136,15 +151,21 @@ Status RunTokenize(const TokenizeOptions& opts) {
   std::vector<std::string_view> lines;
   std::vector<std::vector<TokenId>> ids;
   std::vector<Status> errors;
+  std::vector<char> skipped;  // blank lines, which give no output
   std::vector<std::unique_ptr<text::JsonTextField>> fields;
   std::vector<std::string> buffers(threads);
   for (unsigned t = 0; t < threads; ++t) fields.push_back(std::make_unique<text::JsonTextField>(opts.field));
 
   for (const std::string& input : inputs) {
-    std::FILE* f = input == "-" ? stdin : std::fopen(input.c_str(), "rb");
-    if (!f) return Status::FromErrno(errno, "cannot open input", input);
-    std::string name = input == "-" ? "<stdin>" : input;
-    LineBlockReader reader(f, name);
+    const std::string name = input == "-" ? "<stdin>" : input;
+    std::unique_ptr<LineBlockReader> block_reader;
+    if (input == "-") {
+      block_reader = std::make_unique<LineBlockReader>(stdin, name);
+    } else {
+      TF_ASSIGN_OR_RETURN(auto source, text::ByteSource::Open(input));
+      block_reader = std::make_unique<LineBlockReader>(std::move(source), name);
+    }
+    LineBlockReader& reader = *block_reader;
     uint64_t first_line = 1;
     Status status;
     while (true) {
@@ -156,6 +177,7 @@ Status RunTokenize(const TokenizeOptions& opts) {
       if (!*more) break;
       ids.assign(lines.size(), {});
       errors.assign(lines.size(), Status());
+      skipped.assign(lines.size(), 0);
       std::atomic<size_t> next{0};
       auto work = [&](unsigned t) {
         text::JsonTextField& field = *fields[t];
@@ -165,6 +187,10 @@ Status RunTokenize(const TokenizeOptions& opts) {
           std::string_view line = lines[i];
           if (first_line + i == 1 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);
           if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+          if (IsBlank(line)) {
+            skipped[i] = 1;
+            continue;
+          }
           auto text = ExtractText(field, line, eopts.utf8, &buffers[t]);
           if (!text.ok()) {
             errors[i] = text.status();
@@ -182,10 +208,9 @@ Status RunTokenize(const TokenizeOptions& opts) {
       for (size_t i = 0; i < lines.size(); ++i) {
         if (!errors[i].ok()) {
           std::fwrite(out.data(), 1, out.size(), stdout);
-          if (f != stdin) std::fclose(f);
           return Status(errors[i].code(), name + ":" + std::to_string(first_line + i) + ": " + errors[i].message());
         }
-        AppendIds(ids[i], &out);
+        if (!skipped[i]) AppendIds(ids[i], &out);
       }
       if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size()) {
         status = Status::IoError(std::string("cannot write the output: ") + std::strerror(errno));
@@ -193,7 +218,6 @@ Status RunTokenize(const TokenizeOptions& opts) {
       }
       first_line += lines.size();
     }
-    if (f != stdin) std::fclose(f);
     TF_RETURN_IF_ERROR(status);
   }
   if (std::fflush(stdout) != 0) return Status::IoError(std::string("cannot write the output: ") + std::strerror(errno));
@@ -204,12 +228,16 @@ Status RunTokenize(const TokenizeOptions& opts) {
 
 CommandRunner AddTokenizeCommand(CLI::App& app) {
   auto opts = std::make_shared<TokenizeOptions>();
-  CLI::App* cmd = app.add_subcommand("tokenize", "Tokenize JSONL documents: one JSON array of ids per input line");
+  CLI::App* cmd =
+      app.add_subcommand("tokenize", "Tokenize JSONL documents: one JSON array of ids per non-blank input line");
   cmd->add_option("--tokenizer", opts->tokenizer, "tokenizer.json file")->required()->check(CLI::ExistingFile);
-  cmd->add_option("inputs", opts->inputs, "JSONL files (default: standard input; '-' is standard input)");
+  cmd->add_option("inputs", opts->inputs,
+                  "JSONL files, also .gz and .zst (default: standard input; '-' is standard input); blank lines "
+                  "are skipped");
   cmd->add_option("--field", opts->field, "JSON field holding the text (dotted path for nested objects)")
       ->capture_default_str();
-  cmd->add_option("--threads", opts->threads, "encoding threads (0: all cores)")->capture_default_str();
+  cmd->add_option("--threads", opts->threads, "encoding threads (0: all cores)")
+      ->check(CLI::Range(0, 4096))->capture_default_str();
   cmd->add_option("--utf8", opts->utf8, "invalid UTF-8: replace with U+FFFD, or reject the line")
       ->check(CLI::IsMember({"replace", "reject"}))
       ->capture_default_str();

@@ -218,7 +218,10 @@ class Ingest {
       if (!rejects_) return Status::FromErrno(errno, "cannot create the rejects file", o_.rejects_path);
     }
     uint64_t total_bytes = 0;
-    for (const auto& f : sources_.files()) total_bytes += f.size_bytes;
+    for (const auto& f : sources_.files()) {
+      total_bytes += f.size_bytes;
+      record_paths_.push_back(ComparablePath(f.path));
+    }
     progress_ = std::make_unique<ProgressReporter>(o_.progress, total_bytes);
 
     unsigned threads = o_.threads > 0 ? static_cast<unsigned>(o_.threads)
@@ -237,15 +240,20 @@ class Ingest {
     progress_->Finish();
     if (rejects_) std::fclose(rejects_);
 
+    // The reader's counters are final once it has been joined.
+    stats_.cleaning = cleaning_;
+    stats_.documents_read = documents_read_;
+    stats_.documents_skipped = skipped_;
     stats_.seconds = std::chrono::duration<double>(Clock::now() - started).count();
-    TF_RETURN_IF_ERROR(write_status);
-    TF_RETURN_IF_ERROR(reader_status_);
-    TF_RETURN_IF_ERROR(close_status);
+    Status failed = !write_status.ok() ? write_status : !reader_status_.ok() ? reader_status_ : close_status;
+    // Written however the run ended, so that a stopped run is accounted for.
     if (!o_.stats_json_path.empty()) {
       std::ofstream out(o_.stats_json_path);
-      out << stats_.ToJson() << "\n";
-      if (!out) return Status::IoError("cannot write --stats-json file '" + o_.stats_json_path + "'");
+      out << stats_.ToJson(failed) << "\n";
+      out.flush();
+      if (!out && failed.ok()) return Status::IoError("cannot write --stats-json file '" + o_.stats_json_path + "'");
     }
+    TF_RETURN_IF_ERROR(failed);
     return stats_;
   }
 
@@ -287,7 +295,16 @@ class Ingest {
     return s;
   }
 
+  // Reads until the end, a stop or an error; the documents taken so far are
+  // always handed on, so that what was read is written (or accounted for).
   Status ReadInner() {
+    auto chunk = NewChunk();
+    Status s = ReadInto(chunk);
+    if (!chunk->docs.empty()) Push(std::move(chunk));
+    return s;
+  }
+
+  Status ReadInto(std::unique_ptr<Chunk>& chunk) {
     // Deduplication needs every earlier document's hash, so with it the run
     // rereads the inputs from the start (tokenizing only what is missing);
     // without it, reading starts at the earliest partition's last document.
@@ -297,7 +314,6 @@ class Ingest {
     TF_ASSIGN_OR_RETURN(auto reader, text::DocumentReader::Open(sources_, o_.reader, start));
     text::DedupSet dedup;
     std::string scratch;
-    auto chunk = NewChunk();
     while (true) {
       if (stop_ && stop_->load()) return Status::Aborted("stopped before the end of the input; run the same "
                                                          "command again to resume");
@@ -311,7 +327,10 @@ class Ingest {
           stats_.incomplete_files.push_back(message);
         }
         WriteFileReject(message);
-        if (o_.strict) return event.status().WithContext("--strict");
+        if (o_.strict) {
+          stats_.stopped_by_strict = "--strict: " + message;
+          return Status::OK();
+        }
         continue;
       }
       if (*event == text::ReadEvent::kEnd) break;
@@ -320,28 +339,25 @@ class Ingest {
         continue;
       }
       if (*event == text::ReadEvent::kReject) {
+        ++documents_read_;
         const text::Reject& r = reader->reject();
         cleaning_.RecordReject(r.reason);
-        if (rejects_) {
-          line_.clear();
-          text::AppendRejectJsonLine(r, &line_);
-          std::fwrite(line_.data(), 1, line_.size(), rejects_);
-        }
-        if (o_.strict) {
-          return Status::InvalidArgument("--strict: " + std::string(r.path) + ":" + std::to_string(r.line) + ": " +
-                                         r.message);
-        }
+        if (Dropped(r)) return Status::OK();
         continue;
       }
       const text::Document& d = reader->document();
       ++documents_read_;
       progress_->Document(d.text.size());
       text::CleanResult c = cleaner_.Clean(d.text, &scratch, &cleaning_);
-      if (!c.kept) continue;
+      if (!c.kept) {
+        if (Dropped(CleaningReject(c.reason, d))) return Status::OK();
+        continue;
+      }
       text::ContentHash hash{};
       if (o_.dedup || o_.partition_by == PartitionBy::kHash) hash = text::HashContent(c.text);
       if (o_.dedup && !dedup.Admit(hash)) {
         cleaning_.RecordDuplicate(c.text.size());
+        if (Dropped(CleaningReject(text::DropReason::kDuplicate, d))) return Status::OK();
         continue;
       }
       const size_t slot = o_.partition_by == PartitionBy::kHash ? hash.low % owned_.size()
@@ -360,8 +376,41 @@ class Ingest {
         chunk = NewChunk();
       }
     }
-    if (!chunk->docs.empty()) Push(std::move(chunk));
     return Status::OK();
+  }
+
+  // A document the cleaner or the deduplication dropped, as a reject line.
+  text::Reject CleaningReject(text::DropReason reason, const text::Document& d) const {
+    text::Reject r;
+    r.reason = reason;
+    r.path = sources_.files()[d.position.file_index].path;
+    r.file_index = d.position.file_index;
+    r.line = d.position.line;
+    r.byte_offset = d.position.byte_offset;
+    switch (reason) {
+      case text::DropReason::kEmpty: r.message = "nothing is left after cleaning"; break;
+      case text::DropReason::kTooShort: r.message = "shorter than --min-chars / --min-bytes after cleaning"; break;
+      case text::DropReason::kTooLong: r.message = "longer than --max-chars / --max-bytes after cleaning"; break;
+      case text::DropReason::kDuplicate:
+        r.message = "the same text as an earlier document after cleaning (--no-dedup keeps it)";
+        break;
+      default: r.message = "dropped by cleaning"; break;
+    }
+    return r;
+  }
+
+  // Lists a dropped document in --rejects; true when --strict stops the run
+  // here (the reason is kept for the caller, the documents before are written).
+  bool Dropped(const text::Reject& r) {
+    if (rejects_) {
+      line_.clear();
+      text::AppendRejectJsonLine(r, &line_);
+      std::fwrite(line_.data(), 1, line_.size(), rejects_);
+    }
+    if (!o_.strict) return false;
+    stats_.stopped_by_strict = "--strict: " + std::string(r.path) + ":" + std::to_string(r.line) + ": " +
+                               std::string(text::DropReasonName(r.reason)) + ": " + r.message;
+    return true;
   }
 
   static std::unique_ptr<Chunk> NewChunk() {
@@ -428,7 +477,7 @@ class Ingest {
         const Chunk::Doc& d = c->docs[i];
         const uint32_t end = c->id_ends[i];
         record::RecordFields f;
-        f.source_path = sources_.files()[d.file_index].path;
+        f.source_path = record_paths_[d.file_index];
         f.source_line = d.line;
         f.source_byte_offset = d.byte_offset;
         f.doc_seq = d.sequence;
@@ -449,12 +498,7 @@ class Ingest {
       progress_->Tokens(c->ids.size());
     }
     for (size_t slot = 0; slot < pending.size(); ++slot) TF_RETURN_IF_ERROR(Flush(slot, &pending[slot]));
-    TF_RETURN_IF_ERROR(writer_->Flush());
-    std::lock_guard lock(stats_mu_);
-    stats_.cleaning = cleaning_;
-    stats_.documents_read = documents_read_;
-    stats_.documents_skipped = skipped_;
-    return Status::OK();
+    return writer_->Flush();
   }
 
   Status Flush(size_t slot, Pending* p) {
@@ -478,6 +522,8 @@ class Ingest {
   std::optional<TokenId> bos_, eos_;
   std::unique_ptr<topic::TopicWriter> writer_;
   std::vector<PartitionId> owned_;
+  // Each input's resolved absolute path (ComparablePath), as records name it.
+  std::vector<std::string> record_paths_;
   std::string fingerprint_;
   ResumePlan plan_;
   std::unique_ptr<ChunkPipe> pipe_;

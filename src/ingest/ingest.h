@@ -49,9 +49,12 @@ struct IngestOptions {
   topic::WriterConfig writer;   // partitions, creation, fsync policy, Kafka settings
 };
 
+// What a run did. Every document read is accounted for once:
+// documents_read = documents_written + documents_skipped + dropped (by reason)
+// when the run ends normally (or is stopped by --strict).
 struct IngestStats {
   text::CleaningStats cleaning;      // documents offered, kept, dropped by reason
-  uint64_t documents_read = 0;       // delivered by the reader (before cleaning)
+  uint64_t documents_read = 0;       // found by the reader, reader rejects included
   uint64_t documents_written = 0;    // records written by this run
   uint64_t documents_skipped = 0;    // already in the topic from an earlier run
   uint64_t tokens_written = 0;
@@ -62,14 +65,20 @@ struct IngestStats {
   double seconds = 0;
   bool resumed = false;
   uint64_t resumed_from_sequence = 0;
-  std::string ToJson() const;
+  // Non-empty when --strict stopped the run at a dropped document or an
+  // unreadable file: what and where. The documents before it were written.
+  std::string stopped_by_strict;
+  // One JSON object; `failed` (when not OK) is recorded as "error".
+  std::string ToJson(const Status& failed = Status::OK()) const;
   std::string Summary() const;  // a few lines for people
 };
 
 // Runs the ingest. Errors stop it with a Status naming the file, line or
 // partition; the topic then holds a consistent prefix of every partition and
 // the same command resumes it. Returns the stats also when some input files
-// were incomplete (stats.incomplete_files): the caller reports those.
+// were incomplete (stats.incomplete_files) or --strict stopped the run
+// (stats.stopped_by_strict): the caller reports those. --stats-json is
+// written however the run ends once it has started.
 Result<IngestStats> RunIngest(const IngestOptions& options, const std::atomic<bool>* stop = nullptr);
 
 }  // namespace tokenfeed::ingest

@@ -45,7 +45,8 @@ Result<ResumePlan> PlanResume(topic::TopicWriter& writer, const std::vector<Part
 // An input's path as resuming compares it: absolute, with symbolic links and
 // "." / ".." resolved where the file exists, so that the same file named
 // relatively in one run and absolutely (or through a link) in the next is
-// the same input. Records keep the path as it was given.
+// the same input. Records name their file by this path too, so that a
+// resumed run finds it again from any working directory.
 std::string ComparablePath(const std::string& path);
 
 }  // namespace tokenfeed::ingest

@@ -64,6 +64,34 @@ TEST(ClientConfig, PropertiesFileBadLineNamesFileAndLine) {
   std::remove(path.c_str());
 }
 
+TEST(ClientConfig, MalformedLinesNameTheKeyAndLineNeverTheValue) {
+  const std::string path = WriteTemp("tf_props_secret", "linger.ms=5\nsasl.password: hunter2\n");
+  ClientConfig c;
+  Status s = c.LoadPropertiesFile(path);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find(path + ":2"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("'sasl.password'"), std::string::npos) << s.ToString();
+  EXPECT_EQ(s.message().find("hunter2"), std::string::npos) << s.ToString();
+  std::remove(path.c_str());
+
+  const std::string bare = WriteTemp("tf_props_bare", "hunter2\n=hunter3\n");
+  s = c.LoadPropertiesFile(bare);
+  EXPECT_NE(s.message().find(bare + ":1"), std::string::npos) << s.ToString();
+  EXPECT_EQ(s.message().find("hunter2"), std::string::npos) << s.ToString();
+  std::ofstream(bare) << "=hunter3\n";
+  s = c.LoadPropertiesFile(bare);
+  EXPECT_NE(s.message().find(bare + ":1"), std::string::npos) << s.ToString();
+  EXPECT_EQ(s.message().find("hunter3"), std::string::npos) << s.ToString();
+  std::remove(bare.c_str());
+
+  for (std::string arg : {"sasl.password hunter2", "hunter2", "=hunter2", " = hunter2"}) {
+    s = c.SetAssignment(arg);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << arg;
+    EXPECT_EQ(s.message().find("hunter2"), std::string::npos) << s.ToString();
+  }
+  EXPECT_NE(c.SetAssignment("sasl.password hunter2").message().find("'sasl.password'"), std::string::npos);
+}
+
 TEST(ClientConfig, MissingPropertiesFileIsNotFound) {
   ClientConfig c;
   Status s = c.LoadPropertiesFile("/nonexistent/tokenfeed.properties");

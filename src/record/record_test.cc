@@ -187,6 +187,19 @@ TEST(RecordViewTest, UnknownVersionFlagsAndReservedAreRejected) {
   EXPECT_EQ(RecordView::Validate(Span(r)).code(), StatusCode::kCorruption);
 }
 
+TEST(RecordViewTest, RawTextIsNotATokenRecordNotANewerVersion) {
+  for (std::string text : {std::string("{\"text\": \"a raw document\"}"), std::string("plain words, no JSON"),
+                           std::string("{") }) {
+    Status s = RecordView::Validate(Span(text));
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+    EXPECT_NE(s.message().find("not a token record"), std::string::npos) << s.ToString();
+    EXPECT_EQ(s.message().find("upgrade"), std::string::npos) << s.ToString();
+  }
+  std::string r = ValidRecord();
+  r[0] = '{';  // a real header keeps its zero bytes: still a newer version, not text
+  EXPECT_EQ(RecordView::Validate(Span(r)).code(), StatusCode::kUnsupported);
+}
+
 TEST(RecordViewTest, DamagedAttributeBlockIsCorruption) {
   std::string r = ValidRecord();
   const size_t attr_start = 36 + 8;

@@ -24,6 +24,18 @@ Status Truncated(size_t have, size_t need, std::string_view what) {
                             std::string(what) + ": the record is truncated or damaged");
 }
 
+// Raw text (a JSON object, a line of prose) where a token record was
+// expected: a printable first byte and no control bytes in the header's
+// span. A real header holds zero bytes (reserved), so it never looks so.
+bool LooksLikeText(const uint8_t* p, size_t n) {
+  if (p[0] < 0x20 || p[0] >= 0x7F) return false;
+  const size_t k = n < f::kHeaderSize ? n : f::kHeaderSize;
+  for (size_t i = 0; i < k; ++i) {
+    if ((p[i] < 0x20 && p[i] != '\t' && p[i] != '\n' && p[i] != '\r') || p[i] == 0x7F) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 uint32_t IdSpan::operator[](size_t i) const {
@@ -80,6 +92,12 @@ Result<RecordView> RecordView::Parse(std::span<const uint8_t> bytes) {
   if (version == 0) {
     return Status::Corruption("token record has format version 0, which no writer produces: the bytes are not a "
                               "tokenfeed record or are damaged");
+  }
+  if (version > f::kCurrentVersion && LooksLikeText(p, n)) {
+    return Status::InvalidArgument(std::string("not a token record: its bytes are text (starting with '") +
+                                   static_cast<char>(version) +
+                                   "'), as in a topic of raw documents; tokenfeed reads the token topics that "
+                                   "ingest and serve write (a raw topic is serve's --from)");
   }
   if (version > f::kCurrentVersion) {
     return Status::Unsupported("token record has format version " + Num(version) +

@@ -6,28 +6,19 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <vector>
 
 namespace tokenfeed::serve {
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
 constexpr size_t kMaxRequestBytes = 8192;
 constexpr int kPollMs = 200;
-constexpr auto kRequestTimeout = std::chrono::seconds(2);
-
-void SendAll(int fd, const std::string& data) {
-  size_t sent = 0;
-  while (sent < data.size()) {
-    const ssize_t n = ::send(fd, data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
-    if (n <= 0) {
-      if (n < 0 && errno == EINTR) continue;
-      return;  // the scraper went away: nothing to do
-    }
-    sent += static_cast<size_t>(n);
-  }
-}
 
 std::string Response(int code, std::string_view reason, std::string_view content_type, const std::string& body) {
   std::string r = "HTTP/1.1 " + std::to_string(code) + " " + std::string(reason) + "\r\n";
@@ -48,11 +39,11 @@ Result<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(const std::s
   if (::inet_pton(AF_INET, address.c_str(), &addr.sin_addr) != 1) {
     return Status::InvalidArgument(where + ": '" + address + "' is not an IPv4 address (e.g. 127.0.0.1, 0.0.0.0)");
   }
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return Status::FromErrno(errno, "cannot create a socket for the", where);
   const int one = 1;
   (void)::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 16) != 0) {
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 64) != 0) {
     const int err = errno;
     ::close(fd);
     return Status::FromErrno(err, "cannot listen on the", where + " (choose another --metrics-port)");
@@ -78,33 +69,86 @@ void MetricsHttpServer::Stop() {
   }
 }
 
+struct MetricsHttpServer::Connection {
+  int fd = -1;
+  Clock::time_point deadline;
+  std::string request;
+  std::string response;  // non-empty once answered
+  size_t sent = 0;
+};
+
 void MetricsHttpServer::Serve() {
+  std::vector<Connection> conns;
+  std::vector<pollfd> fds;
+  auto close_at = [&](size_t i) {
+    ::close(conns[i].fd);
+    conns.erase(conns.begin() + static_cast<std::ptrdiff_t>(i));
+  };
   while (!stop_.load()) {
-    pollfd p{listen_fd_, POLLIN, 0};
-    if (::poll(&p, 1, kPollMs) <= 0) continue;
-    const int client = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-    if (client < 0) continue;
-    Answer(client);
-    ::close(client);
+    fds.clear();
+    fds.push_back({listen_fd_, POLLIN, 0});
+    for (const Connection& c : conns) {
+      fds.push_back({c.fd, static_cast<short>(c.response.empty() ? POLLIN : POLLOUT), 0});
+    }
+    if (::poll(fds.data(), fds.size(), kPollMs) < 0 && errno != EINTR) continue;
+    const auto now = Clock::now();
+    // Work on the connections first (fds[1 + i] is conns[i]), from the back
+    // so that closing one leaves the indexes of the rest.
+    for (size_t i = conns.size(); i-- > 0;) {
+      Connection& c = conns[i];
+      const short got = fds[1 + i].revents;
+      if (got & (POLLERR | POLLNVAL)) {
+        close_at(i);
+        continue;
+      }
+      if (c.response.empty() && (got & (POLLIN | POLLHUP))) {
+        char buf[2048];
+        const ssize_t n = ::recv(c.fd, buf, sizeof buf, MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+          close_at(i);
+          continue;
+        }
+        if (n > 0) c.request.append(buf, static_cast<size_t>(n));
+        c.response = Answer(c.request);
+      }
+      if (!c.response.empty() && c.sent < c.response.size()) {
+        const ssize_t n =
+            ::send(c.fd, c.response.data() + c.sent, c.response.size() - c.sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) c.sent += static_cast<size_t>(n);
+        if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+          close_at(i);
+          continue;
+        }
+      }
+      if ((!c.response.empty() && c.sent == c.response.size()) || now >= c.deadline) close_at(i);
+    }
+    // Everything waiting in the backlog, so that none waits for a SYN retry.
+    while (fds[0].revents & POLLIN) {
+      const int client = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (client < 0) break;
+      if (conns.size() >= kMaxConnections) {
+        // The oldest connection gives way: a crowd of stalled clients cannot
+        // lock the endpoint, only make each other wait less.
+        auto oldest = std::min_element(conns.begin(), conns.end(), [](const Connection& a, const Connection& b) {
+          return a.deadline < b.deadline;
+        });
+        close_at(static_cast<size_t>(oldest - conns.begin()));
+      }
+      Connection c;
+      c.fd = client;
+      c.deadline = now + kConnectionDeadline;
+      conns.push_back(std::move(c));
+    }
   }
+  for (const Connection& c : conns) ::close(c.fd);
 }
 
-void MetricsHttpServer::Answer(int client) {
-  std::string request;
-  const auto deadline = std::chrono::steady_clock::now() + kRequestTimeout;
-  char buf[1024];
-  while (request.find("\r\n\r\n") == std::string::npos && request.find("\n\n") == std::string::npos) {
+std::string MetricsHttpServer::Answer(const std::string& request) {
+  if (request.find("\r\n\r\n") == std::string::npos && request.find("\n\n") == std::string::npos) {
     if (request.size() > kMaxRequestBytes) {
-      SendAll(client, Response(431, "Request Header Fields Too Large", "text/plain", "request too large\n"));
-      return;
+      return Response(431, "Request Header Fields Too Large", "text/plain", "request too large\n");
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0 || stop_.load()) return;
-    pollfd p{client, POLLIN, 0};
-    if (::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), kPollMs))) <= 0) continue;
-    const ssize_t n = ::recv(client, buf, sizeof buf, 0);
-    if (n <= 0) return;
-    request.append(buf, static_cast<size_t>(n));
+    return std::string();
   }
   const size_t line_end = request.find_first_of("\r\n");
   const std::string line = request.substr(0, line_end);
@@ -113,12 +157,10 @@ void MetricsHttpServer::Answer(int client) {
                                                                                           : line.find(' ', 4) - 4)
                                  : std::string();
   if (get && (target == "/metrics" || target.starts_with("/metrics?"))) {
-    SendAll(client, Response(200, "OK", "text/plain; version=0.0.4; charset=utf-8", render_()));
-  } else if (!get) {
-    SendAll(client, Response(405, "Method Not Allowed", "text/plain", "only GET /metrics is served\n"));
-  } else {
-    SendAll(client, Response(404, "Not Found", "text/plain", "not found: the metrics are at /metrics\n"));
+    return Response(200, "OK", "text/plain; version=0.0.4; charset=utf-8", render_());
   }
+  if (!get) return Response(405, "Method Not Allowed", "text/plain", "only GET /metrics is served\n");
+  return Response(404, "Not Found", "text/plain", "not found: the metrics are at /metrics\n");
 }
 
 }  // namespace tokenfeed::serve

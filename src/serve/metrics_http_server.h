@@ -1,12 +1,17 @@
 // MetricsHttpServer: a minimal HTTP/1.1 endpoint for Prometheus scrapes:
 // GET /metrics answers with whatever `render` returns (text exposition
-// format), anything else with 404; one connection at a time, closed after
-// each answer. Not a general web server: no keep-alive, no TLS, requests
-// above 8 KiB are refused. Its own thread calls `render`, which must be
-// thread-safe. Stop (or the destructor) ends the thread within ~200 ms.
+// format), anything else with 404; each connection is closed after its
+// answer. Not a general web server: no keep-alive, no TLS, requests above
+// 8 KiB are refused. Connections are served together without blocking, each
+// within a deadline for reading its request and sending its answer, and at
+// most kMaxConnections at once (a new one then displaces the oldest), so a
+// stalled or slow client never holds up a scrape. Its own thread calls
+// `render`, which must be thread-safe. Stop (or the destructor) ends the
+// thread within ~200 ms.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -19,6 +24,10 @@ namespace tokenfeed::serve {
 
 class MetricsHttpServer {
  public:
+  static constexpr size_t kMaxConnections = 32;
+  // From accepting a connection to having sent its whole answer.
+  static constexpr std::chrono::milliseconds kConnectionDeadline{2000};
+
   // Listens on address:port (port 0: any free port; see port()).
   static Result<std::unique_ptr<MetricsHttpServer>> Start(const std::string& address, uint16_t port,
                                                           std::function<std::string()> render);
@@ -30,9 +39,11 @@ class MetricsHttpServer {
   void Stop();
 
  private:
+  struct Connection;
   MetricsHttpServer(int fd, uint16_t port, std::function<std::string()> render);
   void Serve();
-  void Answer(int client);
+  // The answer to a complete request, or empty while it is incomplete.
+  std::string Answer(const std::string& request);
 
   int listen_fd_;
   uint16_t port_;

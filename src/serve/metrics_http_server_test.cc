@@ -3,7 +3,12 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
+
+#include <chrono>
+#include <functional>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -20,6 +25,8 @@ std::string Request(uint16_t port, const std::string& request) {
     ::close(fd);
     return "connect failed";
   }
+  timeval timeout{3, 0};  // a server that never answers fails the test instead of hanging it
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
   ::send(fd, request.data(), request.size(), 0);
   std::string out;
   char buf[4096];
@@ -48,6 +55,78 @@ TEST(MetricsHttpServerTest, ServesMetricsAndRefusesEverythingElse) {
   EXPECT_EQ(calls, 1);
   (*server)->Stop();
   EXPECT_EQ(Request(port, "GET /metrics HTTP/1.1\r\n\r\n"), "connect failed");
+}
+
+int Connect(uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+double SecondsFor(const std::function<void()>& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+TEST(MetricsHttpServerTest, StalledClientsDoNotHoldUpAScrape) {
+  auto server = MetricsHttpServer::Start("127.0.0.1", 0, [] { return std::string("tokenfeed_up 1\n"); });
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  const uint16_t port = (*server)->port();
+  // Clients that connect and send half a request, then nothing.
+  std::vector<int> stalled;
+  for (int i = 0; i < 3; ++i) {
+    const int fd = Connect(port);
+    ASSERT_GE(fd, 0);
+    ::send(fd, "GET /met", 8, 0);
+    stalled.push_back(fd);
+  }
+  std::string ok;
+  const double took = SecondsFor([&] { ok = Request(port, "GET /metrics HTTP/1.1\r\n\r\n"); });
+  EXPECT_EQ(ok.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << ok;
+  EXPECT_LT(took, 1.0) << "a scrape waited behind stalled connections";
+  for (int fd : stalled) ::close(fd);
+}
+
+TEST(MetricsHttpServerTest, MoreStalledClientsThanSlotsStillLeaveRoomForAScrape) {
+  auto server = MetricsHttpServer::Start("127.0.0.1", 0, [] { return std::string("tokenfeed_up 1\n"); });
+  ASSERT_TRUE(server.ok());
+  const uint16_t port = (*server)->port();
+  std::vector<int> stalled;
+  for (size_t i = 0; i < 2 * MetricsHttpServer::kMaxConnections; ++i) {
+    const int fd = Connect(port);
+    ASSERT_GE(fd, 0);
+    stalled.push_back(fd);
+  }
+  std::string ok;
+  const double took = SecondsFor([&] { ok = Request(port, "GET /metrics HTTP/1.1\r\n\r\n"); });
+  EXPECT_EQ(ok.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << ok;
+  EXPECT_LT(took, 1.5);
+  for (int fd : stalled) ::close(fd);
+}
+
+TEST(MetricsHttpServerTest, AClientThatDoesNotReadItsAnswerDoesNotBlockTheServer) {
+  const std::string big(32 << 20, 'x');  // far more than the socket buffers hold
+  auto server = MetricsHttpServer::Start("127.0.0.1", 0, [&big] { return big; });
+  ASSERT_TRUE(server.ok());
+  const uint16_t port = (*server)->port();
+  const int slow = Connect(port);
+  ASSERT_GE(slow, 0);
+  const std::string get = "GET /metrics HTTP/1.1\r\n\r\n";
+  ::send(slow, get.data(), get.size(), 0);  // and never reads
+  ::usleep(300 * 1000);
+  std::string other;
+  const double took = SecondsFor([&] { other = Request(port, "GET /other HTTP/1.1\r\n\r\n"); });
+  EXPECT_EQ(other.rfind("HTTP/1.1 404", 0), 0u) << other.substr(0, 100);
+  EXPECT_LT(took, 1.5) << "the server sat in a blocking send";
+  ::close(slow);
 }
 
 TEST(MetricsHttpServerTest, BadAddressAndBusyPortAreClearErrors) {

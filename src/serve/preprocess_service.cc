@@ -6,15 +6,23 @@
 //
 // Any failure inside a transaction, and any change of the group's
 // assignment, aborts it and rewinds the consumer to the committed offsets,
-// so the same messages are processed again in a new transaction.
+// so the same messages are processed again in a new transaction, after a
+// back-off that grows while aborts repeat. A message whose record the broker
+// refuses for good (too large for the output topic) is remembered as
+// poisoned: the next time round it is skipped as a counted reject, so one
+// message can never make the service loop.
 #include "serve/preprocess_service.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <optional>
 #include <random>
+#include <set>
 #include <thread>
+#include <utility>
 
 #include "kafka/admin_client.h"
 #include "kafka/group_consumer.h"
@@ -38,6 +46,17 @@ constexpr uint64_t kRejectsLoggedInFull = 20;
 constexpr uint64_t kRejectLogEvery = 1000;
 // What a record batch adds around one record (as topic/kafka_topic.cc).
 constexpr size_t kBatchOverheadBytes = 128;
+// Pause after an aborted transaction: doubles while aborts repeat, up to
+// the maximum, and starts again after a commit.
+constexpr milliseconds kFirstBackoff{100};
+constexpr milliseconds kMaxBackoff{10000};
+
+std::optional<uint64_t> ParseBytes(std::string_view v) {
+  uint64_t n = 0;
+  auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc() || ptr != v.data() + v.size()) return std::nullopt;
+  return n;
+}
 
 std::string RandomId() {
   std::random_device rd;
@@ -113,10 +132,11 @@ class Service {
     encode_options_.split_special_tokens = !o_.keep_special_tokens;
     TF_ASSIGN_OR_RETURN(cleaner_, text::Cleaner::Create(o_.clean));
     if (const kafka::ConfigEntry* m = client.config.Find("message.max.bytes")) {
-      max_record_bytes_ = std::strtoull(m->value.c_str(), nullptr, 10);
+      if (auto n = ParseBytes(m->value)) max_record_bytes_ = *n;
     }
 
-    TF_ASSIGN_OR_RETURN(auto admin, kafka::AdminClient::Open(client));
+    TF_ASSIGN_OR_RETURN(admin_, kafka::AdminClient::Open(client));
+    kafka::AdminClient* admin = admin_.get();
     auto input = admin->DescribeTopic(from.topic);
     if (!input.ok()) {
       return input.status().WithContext("--from " + source_ + ": the raw topic must exist");
@@ -131,15 +151,15 @@ class Service {
                                                                              : kafka::MissingTopic::kError));
     output_partitions_ = static_cast<int32_t>(output.partitions.size());
 
-    kafka::ProducerOptions po;
+    kafka::ProducerOptions& po = producer_options_;
     static_cast<kafka::ClientOptions&>(po) = to_client;
     po.topic = to.topic;
+    output_uri_ = to.ToString();
+    (void)ReadTopicLimit();
     TF_ASSIGN_OR_RETURN(po.compression, kafka::ParseCompression(o_.output.compression));
     transactional_id_ = "tokenfeed-serve." + o_.group + "." + (o_.instance_id.empty() ? RandomId() : o_.instance_id);
     po.transactional_id = transactional_id_;
-    TF_ASSIGN_OR_RETURN(producer_, kafka::Producer::Open(po));
-    // Fences an earlier producer with the same id and aborts what it left open.
-    TF_RETURN_IF_ERROR(producer_->InitTransactions());
+    TF_RETURN_IF_ERROR(OpenProducer());
 
     kafka::GroupConsumerOptions co;
     static_cast<kafka::ClientOptions&>(co) = client;
@@ -163,13 +183,50 @@ class Service {
     return Status::OK();
   }
 
+  // The output topic may accept less than the producer would send: then a
+  // record (or a batch) above its max.message.bytes would be refused on
+  // every try. Records above it are rejected before they are produced, and
+  // batches are kept below it. True when the limit became lower (the
+  // producer must then be opened again for its batch size).
+  bool ReadTopicLimit() {
+    auto topic_configs = admin_->DescribeTopicConfigs(producer_options_.topic);
+    if (!topic_configs.ok()) {
+      Log("serve: cannot read the configuration of " + output_uri_ + " (" + topic_configs.status().ToString() +
+          "); records are checked against the limit known so far only");
+      return false;
+    }
+    bool lowered = false;
+    for (const auto& [key, value] : *topic_configs) {
+      auto limit = ParseBytes(value);
+      if (key != "max.message.bytes" || !limit || *limit >= max_record_bytes_) continue;
+      max_record_bytes_ = *limit;
+      limit_source_ = kTopicLimit;
+      lowered = true;
+      kafka::ClientConfig& config = producer_options_.config;
+      const kafka::ConfigEntry* batch = config.Find("batch.size");
+      if (batch == nullptr || batch->origin == kTopicLimit) {
+        config.Set("batch.size", std::to_string(*limit), kTopicLimit);
+      }
+    }
+    return lowered;
+  }
+
+  Status OpenProducer() {
+    producer_.reset();
+    TF_ASSIGN_OR_RETURN(producer_, kafka::Producer::Open(producer_options_));
+    // Fences an earlier producer with the same id and aborts what it left open.
+    return producer_->InitTransactions();
+  }
+
   Status Step() {
-    auto polled = consumer_->Poll(kPollRecords, kPollWait);
+    // A transaction never takes more than --max-transaction-messages.
+    const size_t room = o_.max_transaction_messages - std::min(o_.max_transaction_messages, pending_.messages);
+    auto polled = consumer_->Poll(std::max<size_t>(1, std::min(kPollRecords, room)), kPollWait);
     if (consumer_->TakeAssignmentChange()) {
       // Part of the open transaction's input may now belong to another
       // member, and this batch may mix old and new assignments: drop both
       // and start again from the committed offsets.
-      if (txn_open_) TF_RETURN_IF_ERROR(AbortAndRewind("the group's partition assignment changed"));
+      if (txn_open_) TF_RETURN_IF_ERROR(AbortAndRewind("the group's partition assignment changed", false));
       TF_RETURN_IF_ERROR(consumer_->RewindToCommitted());
       LogAssignment();
       return Status::OK();
@@ -189,6 +246,9 @@ class Service {
         if (!begun.ok()) return begun.WithContext("transactional id '" + transactional_id_ + "'");
         txn_open_ = true;
         txn_began_ = Clock::now();
+        txn_first_token_ = next_token_;
+        txn_origins_.clear();
+        txn_poison_skipped_.clear();
       }
       Status processed = Process(*polled);
       if (!processed.ok()) {
@@ -212,6 +272,11 @@ class Service {
     for (size_t i = 0; i < batch.size(); ++i) {
       const kafka::ConsumedRecord& r = batch[i];
       ++pending_.messages;
+      if (poisoned_.count({r.partition, r.offset}) != 0) {
+        txn_poison_skipped_.push_back({r.partition, r.offset});
+        Reject(text::DropReason::kTooLong, r, "the broker refused its token record earlier (see above); skipped");
+        continue;
+      }
       DecodedMessage d = decoder_.Decode(r.value);
       if (!d.ok) {
         Reject(d.reason, r, d.message);
@@ -243,9 +308,39 @@ class Service {
       if (eos_) ids_.push_back(*eos_);
       TF_RETURN_IF_ERROR(Produce(k));
     }
-    std::vector<kafka::Delivery> done;
-    // Only serves the delivery reports; a failed one fails the commit.
-    return producer_->PollDeliveries(milliseconds(0), &done);
+    deliveries_.clear();
+    TF_RETURN_IF_ERROR(producer_->PollDeliveries(milliseconds(0), &deliveries_));
+    return CheckDeliveries();
+  }
+
+  // A failed delivery fails the transaction. When the broker refused a
+  // record as too large, the topic's limit is read again (it may have been
+  // lowered: the producer is then opened again with batches below it, after
+  // the abort); a message whose own record is above the limit, or that was
+  // refused kMaxRefusals times, is poisoned: skipped when the transaction is
+  // done again.
+  Status CheckDeliveries() {
+    Status first;
+    bool limit_read = false;
+    for (const kafka::Delivery& d : deliveries_) {
+      if (d.status.ok()) continue;
+      if (first.ok()) first = d.status;
+      if (d.status.code() != StatusCode::kResourceExhausted) continue;
+      if (!limit_read) {
+        limit_read = true;
+        if (ReadTopicLimit()) reopen_producer_ = true;
+      }
+      if (d.token < txn_first_token_ || d.token - txn_first_token_ >= txn_origins_.size()) continue;
+      const Origin& origin = txn_origins_[d.token - txn_first_token_];
+      const MessageKey key{origin.partition, origin.offset};
+      const bool too_large = origin.record_bytes + kBatchOverheadBytes > max_record_bytes_;
+      if ((too_large || ++refusals_[key] >= kMaxRefusals) && poisoned_.insert(key).second) {
+        refusals_.erase(key);
+        Log("serve: " + source_ + " partition " + std::to_string(key.first) + " offset " +
+            std::to_string(key.second) + " is skipped from now on: " + d.status.ToString());
+      }
+    }
+    return first;
   }
 
   struct Kept {
@@ -262,9 +357,10 @@ class Service {
     f.doc_seq = static_cast<uint64_t>(k.offset);
     Status prepared = encoder_.Prepare(f, ids_);
     if (prepared.ok() && encoder_.size() + kBatchOverheadBytes > max_record_bytes_) {
-      prepared = Status::ResourceExhausted("the token record would be " + std::to_string(encoder_.size()) +
-                                           " bytes, above the producer's message.max.bytes = " +
-                                           std::to_string(max_record_bytes_) + " (raise it with -X)");
+      prepared = Status::ResourceExhausted(
+          "the token record would be " + std::to_string(encoder_.size()) + " bytes, above " + limit_source_ +
+          " = " + std::to_string(max_record_bytes_) +
+          (limit_source_ == kProducerLimit ? " (raise it with -X)" : " (raise it on the topic)"));
     }
     if (!prepared.ok()) {
       RejectAt(text::DropReason::kTooLong, k.partition, k.offset, prepared.message());
@@ -274,6 +370,7 @@ class Service {
     encoder_.WriteTo(reinterpret_cast<uint8_t*>(record_.data()));
     TF_RETURN_IF_ERROR(producer_->Produce(k.partition % output_partitions_, std::span<const std::byte>(),
                                           std::as_bytes(std::span<const char>(record_)), next_token_++));
+    txn_origins_.push_back({k.partition, k.offset, record_.size()});
     ++pending_.records;
     pending_.tokens += ids_.size();
     return Status::OK();
@@ -297,7 +394,12 @@ class Service {
   }
 
   Status Commit() {
-    Status s;
+    // Every delivery first: a refused record is known by its message.
+    deliveries_.clear();
+    Status s = producer_->Flush(o_.output.kafka_timeout, &deliveries_);
+    Status delivered = CheckDeliveries();
+    if (s.ok()) s = delivered;
+    if (!s.ok()) return AbortAndRewind("a record was not delivered: " + s.ToString());
     auto positions = consumer_->Positions();
     auto group = consumer_->GroupMetadata();
     if (!positions.ok()) s = positions.status();
@@ -308,23 +410,44 @@ class Service {
       txn_open_ = false;
       metrics_->AddCommitted(pending_);
       pending_ = {};
+      for (const auto& key : txn_poison_skipped_) poisoned_.erase(key);  // consumed for good
+      txn_poison_skipped_.clear();
+      refusals_.clear();
+      backoff_ = milliseconds(0);
       return Status::OK();
     }
     return AbortAndRewind("commit failed: " + s.ToString());
   }
 
-  Status AbortAndRewind(const std::string& why) {
+  Status AbortAndRewind(const std::string& why, bool back_off = true) {
     Log("serve: aborting the transaction (" + std::to_string(pending_.messages) +
         " messages will be processed again): " + why);
     Status aborted = producer_->AbortTransaction();
     txn_open_ = false;
     metrics_->AddAborted(pending_.messages);
     pending_ = {};
+    txn_poison_skipped_.clear();
     if (!aborted.ok()) {
       return aborted.WithContext("cannot abort the Kafka transaction of '" + transactional_id_ +
                                  "' (another instance with the same --instance-id may have fenced it); stopping");
     }
-    return consumer_->RewindToCommitted();
+    TF_RETURN_IF_ERROR(consumer_->RewindToCommitted());
+    if (reopen_producer_) {
+      reopen_producer_ = false;
+      Log("serve: " + output_uri_ + " accepts at most " + std::to_string(max_record_bytes_) +
+          " bytes (max.message.bytes); opening the producer again with batches below that");
+      TF_RETURN_IF_ERROR(OpenProducer());
+    }
+    if (back_off) BackOff();
+    return Status::OK();
+  }
+
+  // Waits before the work is done again (never a tight loop of aborts);
+  // a stop request cuts the wait short.
+  void BackOff() {
+    backoff_ = backoff_.count() == 0 ? kFirstBackoff : std::min(kMaxBackoff, backoff_ * 2);
+    const auto until = Clock::now() + backoff_;
+    while (Clock::now() < until && !(stop_ && stop_->load())) std::this_thread::sleep_for(milliseconds(20));
   }
 
   void UpdateLag() {
@@ -361,8 +484,15 @@ class Service {
   EncodeOptions encode_options_;
   text::Cleaner cleaner_ = text::Cleaner::Create({}).value();
   RawMessageDecoder decoder_;
+  static constexpr const char* kProducerLimit = "the producer's message.max.bytes";
+  static constexpr const char* kTopicLimit = "the output topic's max.message.bytes";
+  static constexpr int kMaxRefusals = 3;
   size_t max_record_bytes_ = 1000000;
+  std::string limit_source_ = kProducerLimit;
   int32_t output_partitions_ = 1;
+  std::unique_ptr<kafka::AdminClient> admin_;
+  kafka::ProducerOptions producer_options_;
+  std::string output_uri_;
   std::unique_ptr<kafka::Producer> producer_;
   std::unique_ptr<kafka::GroupConsumer> consumer_;
   std::unique_ptr<ServeMetrics> metrics_;
@@ -373,6 +503,23 @@ class Service {
   TransactionCounts pending_;
   uint64_t next_token_ = 0;
   uint64_t rejects_seen_ = 0;
+  milliseconds backoff_{0};
+  // The open transaction's records: token - txn_first_token_ -> the message.
+  uint64_t txn_first_token_ = 0;
+  struct Origin {
+    int32_t partition;
+    int64_t offset;
+    size_t record_bytes;
+  };
+  std::vector<Origin> txn_origins_;
+  // Messages (partition, offset) whose record the broker refused for good,
+  // those of them the open transaction skipped, and refusals so far.
+  using MessageKey = std::pair<int32_t, int64_t>;
+  std::set<MessageKey> poisoned_;
+  std::vector<MessageKey> txn_poison_skipped_;
+  std::map<MessageKey, int> refusals_;
+  bool reopen_producer_ = false;
+  std::vector<kafka::Delivery> deliveries_;
 
   // Per-batch buffers, reused.
   std::string arena_, scratch_, record_;

@@ -183,6 +183,8 @@ TEST(CleanerTest, StatsCountEveryOutcomeAndMerge) {
   EXPECT_EQ(a.total_dropped(), 4u);
   EXPECT_EQ(a.bytes_out, 9u);
   EXPECT_NE(a.ToString().find("bad_json"), std::string::npos);
+  // The drops alone: reasons only, none of the other counts.
+  EXPECT_EQ(a.DropsToString(), "  empty         1\n  too_short     1\n  duplicate     1\n  bad_json      1\n");
 }
 
 TEST(CleanerTest, AgreesWithTheReferenceOnRandomText) {

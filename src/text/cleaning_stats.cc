@@ -25,20 +25,30 @@ void CleaningStats::Merge(const CleaningStats& other) {
   for (size_t i = 0; i < dropped.size(); ++i) dropped[i] += other.dropped[i];
 }
 
+namespace {
+
+void AppendRow(std::string_view name, uint64_t n, std::string* out) {
+  out->append("  ").append(name);
+  out->append(name.size() < 14 ? 14 - name.size() : 1, ' ');
+  out->append(std::to_string(n)).push_back('\n');
+}
+
+}  // namespace
+
 std::string CleaningStats::ToString() const {
   std::string out;
-  auto row = [&](std::string_view name, uint64_t n) {
-    out.append("  ").append(name);
-    out.append(name.size() < 14 ? 14 - name.size() : 1, ' ');
-    out.append(std::to_string(n)).push_back('\n');
-  };
-  row("documents", documents);
-  row("kept", kept);
-  row("changed", changed);
-  row("bytes_in", bytes_in);
-  row("bytes_out", bytes_out);
+  AppendRow("documents", documents, &out);
+  AppendRow("kept", kept, &out);
+  AppendRow("changed", changed, &out);
+  AppendRow("bytes_in", bytes_in, &out);
+  AppendRow("bytes_out", bytes_out, &out);
+  return out + DropsToString();
+}
+
+std::string CleaningStats::DropsToString() const {
+  std::string out;
   for (size_t i = 0; i < dropped.size(); ++i) {
-    if (dropped[i] != 0) row(DropReasonName(static_cast<DropReason>(i)), dropped[i]);
+    if (dropped[i] != 0) AppendRow(DropReasonName(static_cast<DropReason>(i)), dropped[i], &out);
   }
   return out;
 }

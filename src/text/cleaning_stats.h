@@ -32,8 +32,11 @@ struct CleaningStats {
 
   void Merge(const CleaningStats& other);
 
-  // One line per non-zero count, "  duplicate  12", for reports and logs.
+  // One line per count, "  documents  40" then each non-zero drop reason,
+  // "  duplicate  12", for reports and logs.
   std::string ToString() const;
+  // Only the drop reasons with a non-zero count, one line each.
+  std::string DropsToString() const;
 };
 
 }  // namespace tokenfeed::text

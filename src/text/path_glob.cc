@@ -77,6 +77,18 @@ class GlobWalker {
     if (index == parts_.size()) return Status::OK();
     std::string_view part = parts_[index];
     const bool last = index + 1 == parts_.size();
+    if (part == "**" && last) {
+      // A trailing `**` (zero or more directories, then anything): every
+      // file at this level and below.
+      return ForEachEntry(dir, dir_is_base, [&](const fs::directory_entry& entry, std::string_view) -> Status {
+        std::error_code ec;
+        if (entry.is_directory(ec)) {
+          if (entry.is_symlink(ec)) return Status::OK();
+          return Walk(entry.path(), index, false);
+        }
+        return Visit(entry.path(), index, /*last=*/true);
+      });
+    }
     if (part == "**") {
       TF_RETURN_IF_ERROR(Walk(dir, index + 1, dir_is_base));
       return ForEachEntry(dir, dir_is_base, [&](const fs::directory_entry& entry, std::string_view name) -> Status {

@@ -58,6 +58,11 @@ TEST(PathGlobTest, ExpandFindsFilesOnly) {
   auto mid = ExpandGlob(dir.path() + "/*/sub/*.jsonl");
   ASSERT_TRUE(mid.ok());
   EXPECT_EQ(rel(*mid), (std::vector<std::string>{"d/sub/e.jsonl"}));
+  // A trailing ** is every file below, at any depth (hidden ones excepted).
+  auto below = ExpandGlob(dir.path() + "/d/**");
+  ASSERT_TRUE(below.ok());
+  EXPECT_EQ(rel(*below), (std::vector<std::string>{"d/a.jsonl", "d/b.jsonl", "d/c.txt", "d/dir.jsonl/h.txt",
+                                                   "d/sub/deeper/f.jsonl", "d/sub/e.jsonl"}));
   auto none = ExpandGlob(dir.path() + "/nowhere/*.jsonl");
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->empty());
