@@ -63,6 +63,10 @@ void SetOptionalU32(LoaderOptions& o, nb::handle v, const char* name) {
     o.*Member = static_cast<uint32_t>(UnsignedArgument(v, name, std::numeric_limits<uint32_t>::max()));
   }
 }
+// None or 0: by the source's transport.
+void SetBlockRecords(LoaderOptions& o, nb::handle v, const char* name) {
+  o.block_records = v.is_none() ? 0 : static_cast<uint32_t>(UnsignedArgument(v, name, UINT32_MAX));
+}
 void SetIgnoreIndex(LoaderOptions& o, nb::handle v, const char* name) {
   o.ignore_index = IntegerArgument(v, name, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max());
 }
@@ -94,7 +98,7 @@ const OptionField kFields[] = {
     {"world_size", SetU32<&LoaderOptions::world_size>, Get<&LoaderOptions::world_size>},
     {"seed", SetU64<&LoaderOptions::seed>, Get<&LoaderOptions::seed>},
     {"shuffle", SetBool<&LoaderOptions::shuffle>, Get<&LoaderOptions::shuffle>},
-    {"block_records", SetU32<&LoaderOptions::block_records>, Get<&LoaderOptions::block_records>},
+    {"block_records", SetBlockRecords, Get<&LoaderOptions::block_records>},
     {"window_blocks", SetU32<&LoaderOptions::window_blocks>, Get<&LoaderOptions::window_blocks>},
     {"epochs", SetU32<&LoaderOptions::epochs>, Get<&LoaderOptions::epochs>},
     {"pack", SetBool<&LoaderOptions::pack>, Get<&LoaderOptions::pack>},

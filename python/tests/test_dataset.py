@@ -119,6 +119,8 @@ def test_block_records_defaults_to_1024_on_the_log(topic):
     opts = dict(seq_len=64, batch_size=4, seed=9, epochs=1)
     default = tokenfeed.TokenDataset(topic, **opts)
     assert rows(default, 30) == rows(tokenfeed.TokenDataset(topic, block_records=1024, **opts), 30)
+    assert rows(tokenfeed.TokenDataset(topic, block_records=None, **opts), 30) == rows(
+        tokenfeed.TokenDataset(topic, block_records=1024, **opts), 30)
     state = tokenfeed.TokenDataset(topic, **opts).state_dict()
     tokenfeed.TokenDataset(topic, block_records=1024, **opts).load_state_dict(state)
     with pytest.raises(ValueError, match="other sources or settings"):

@@ -47,7 +47,7 @@ class LoaderOptions(TypedDict, total=False):
     pad_id: int
     ignore_index: int
     cross_document_labels: bool
-    block_records: int
+    block_records: int | None
     window_blocks: int
     memory_budget_bytes: int
     prefetch_batches: int
@@ -142,7 +142,7 @@ class TokenDataset(IterableDataset):
     - ``dtype``: ``torch.int64`` or ``torch.int32`` for ``input_ids`` and
       ``position_ids``; ``labels`` stay int64 (as ``cross_entropy`` needs).
     - ``pin_memory``: copy each batch into pinned memory (needs CUDA).
-    - ``block_records`` (0: 1024 on the log, 4096 on Kafka),
+    - ``block_records`` (0 or None: 1024 on the log, 4096 on Kafka),
       ``window_blocks``: the shuffle's block and window sizes.
     - ``memory_budget_bytes``, ``prefetch_batches``: how much the prefetch
       thread holds.
