@@ -12,9 +12,10 @@
 // other, and a checkpoint taken at step k resumes exactly -- with the same or
 // a different world size or batch size.
 //
-// Thread-safety: Next, State and Metrics are called from one thread (the
-// training loop); the prefetch thread is internal. Destroying a Loader stops
-// its thread.
+// Thread-safety: Next, State, LoadState, StartNextRound and Metrics are
+// called from one thread (the training loop); the prefetch thread is
+// internal, and an error or exception in it reaches the caller as the Status
+// of Next(). Destroying a Loader stops its thread.
 #pragma once
 
 #include <cstdint>
@@ -50,8 +51,12 @@ struct LoaderOptions {
   // read it about twice as fast, shuffling more coarsely).
   uint32_t block_records = 0;
   uint32_t window_blocks = 8;
-  // 0: repeat forever, reshuffled each epoch. N: stop after N passes over
-  // every source (the last global step that can be filled is the last one).
+  // 0: repeat forever, reshuffled each epoch. N: the stream ends when every
+  // source has completed N passes. With several sources, one that completes
+  // its N passes while another has not goes on into further (reshuffled)
+  // passes, so the weights hold to the end; the source that ends the stream
+  // is the last to complete N passes (LoaderMetrics::ended_source). The last
+  // global step that can be filled is the last one.
   uint32_t epochs = 1;
   // true: documents are packed end to end. false: one document per row,
   // truncated to seq_len or padded with pad_id (attention_mask marks it).
@@ -75,7 +80,15 @@ struct LoaderOptions {
   std::string snapshot_json;
   // Kafka client properties (key=value), when a source is kafka://.
   std::vector<std::string> kafka_properties;
+  // How long one Kafka step (connecting, metadata, a fetch) may wait for the
+  // cluster before it fails.
+  uint32_t kafka_timeout_ms = 30000;
 };
+
+// Checks every option against its limits; InvalidArgument names the option,
+// its value and the limit. Loader::Create calls it; bindings call it to
+// report bad options before touching any topic.
+Status ValidateLoaderOptions(const LoaderOptions& options);
 
 // A vector whose resize() leaves new elements uninitialised: batch buffers
 // are written in full right after, so zero-filling them would be wasted.
@@ -114,7 +127,7 @@ struct Batch {
   BatchBuffer<int8_t> attention_mask;  // only when pack == false
   std::vector<uint32_t> source_of_row;  // index into LoaderOptions::sources
   uint64_t step = 0;                    // the global step this batch belongs to
-  uint64_t tokens = 0;                  // non-padding tokens
+  uint64_t tokens = 0;                  // tokens of this rank's rows that are not padding
 
   size_t cells() const { return size_t{batch_size} * seq_len; }
   std::span<int64_t> input_ids64() { return {tokens64.data(), cells()}; }
@@ -133,7 +146,18 @@ struct LoaderMetrics {
   uint32_t ready_batches = 0;      // prefetched and waiting
   uint32_t ready_capacity = 0;
   uint64_t buffered_bytes = 0;     // records and batches held by the prefetcher
-  std::vector<std::string> partition_lag;  // "URI#P: N records behind the end" per partition
+  struct PartitionLag {
+    std::string uri;
+    uint32_t partition = 0;
+    uint64_t records_behind = 0;  // from the last block read to the topic's end (as last checked)
+  };
+  std::vector<PartitionLag> partition_lag;
+  // Per source: passes completed in the current round (see StartNextRound),
+  // as of the last batch prefetched.
+  std::vector<uint64_t> epochs_completed;
+  // Once Next() has returned the end: the source that ran out (index into
+  // LoaderOptions::sources); with epochs=N, the last to complete N passes.
+  std::optional<uint32_t> ended_source;
 };
 
 class Loader {
@@ -153,7 +177,14 @@ class Loader {
   // Restarts the stream at a State(). InvalidArgument when it comes from
   // other sources or settings (seq_len, seed, ...), or the topics no longer
   // hold what it refers to (partitions added or removed, data deleted).
+  // Names the first setting that differs when the state says which.
   virtual Status LoadState(const std::string& state_json) = 0;
+  // After Next() returned the end (epochs=N): starts a new round of N
+  // passes over every source, each source from the start of a pass it has
+  // not made before (so reshuffled). InvalidArgument when the stream has not
+  // ended or never ends (epochs=0). The state records where the round
+  // began, so a checkpoint taken in any round resumes exactly.
+  virtual Status StartNextRound() = 0;
   virtual LoaderMetrics Metrics() const = 0;
   // The snapshot this loader uses (to hand rank 0's to the other ranks).
   virtual std::string Snapshot() const = 0;

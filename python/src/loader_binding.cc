@@ -1,15 +1,22 @@
-// Python binding of tokenfeed::Loader. Batches reach Python as torch tensors
-// that own the loader's buffers (no copy); waiting for a batch releases the GIL.
+// Python binding of tokenfeed::Loader. The options cross the language
+// boundary once: keyword arguments named as the fields of LoaderOptions,
+// whose defaults are the struct's own (_loader_defaults() lists them), each
+// converted and range-checked here and then checked as a whole by
+// ValidateLoaderOptions. Batches reach Python as torch tensors that own the
+// loader's buffers (no copy); waiting for a batch releases the GIL.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "argument.h"
 #include "status_to_exception.h"
 #include "tokenfeed/loader.h"
 
@@ -26,9 +33,124 @@ nb::object ToTensor(Vec&& v, std::vector<size_t> shape) {
   return nb::cast(nb::ndarray<nb::pytorch, T>(owned->data(), shape.size(), shape.data(), deleter));
 }
 
+// ---- the options, by name
+
+using Setter = void (*)(LoaderOptions&, nb::handle, const char* name);
+using Getter = nb::object (*)(const LoaderOptions&);
+struct OptionField {
+  const char* name;
+  Setter set;
+  Getter get;
+};
+
+template <auto Member>
+void SetU32(LoaderOptions& o, nb::handle v, const char* name) {
+  o.*Member = static_cast<uint32_t>(UnsignedArgument(v, name, std::numeric_limits<uint32_t>::max()));
+}
+template <auto Member>
+void SetU64(LoaderOptions& o, nb::handle v, const char* name) {
+  o.*Member = UnsignedArgument(v, name, std::numeric_limits<uint64_t>::max());
+}
+template <auto Member>
+void SetBool(LoaderOptions& o, nb::handle v, const char* name) {
+  o.*Member = BoolArgument(v, name);
+}
+template <auto Member>
+void SetOptionalU32(LoaderOptions& o, nb::handle v, const char* name) {
+  if (v.is_none()) {
+    o.*Member = std::nullopt;
+  } else {
+    o.*Member = static_cast<uint32_t>(UnsignedArgument(v, name, std::numeric_limits<uint32_t>::max()));
+  }
+}
+// None or 0: by the source's transport.
+void SetBlockRecords(LoaderOptions& o, nb::handle v, const char* name) {
+  o.block_records = v.is_none() ? 0 : static_cast<uint32_t>(UnsignedArgument(v, name, UINT32_MAX));
+}
+void SetIgnoreIndex(LoaderOptions& o, nb::handle v, const char* name) {
+  o.ignore_index = IntegerArgument(v, name, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max());
+}
+// A list of "key=value" strings, or a mapping from key to value.
+void SetKafkaProperties(LoaderOptions& o, nb::handle v, const char* name) {
+  if (PyDict_Check(v.ptr())) {
+    o.kafka_properties.clear();
+    for (auto [key, value] : nb::borrow<nb::dict>(v)) {
+      o.kafka_properties.push_back(StringArgument(key, name) + "=" + std::string(nb::str(value).c_str()));
+    }
+    return;
+  }
+  o.kafka_properties = StringListArgument(v, name);
+  for (const std::string& p : o.kafka_properties) {
+    if (p.find('=') == std::string::npos) {
+      RaiseInvalidArgument(std::string(name) + ": '" + p + "' is not of the form key=value");
+    }
+  }
+}
+template <auto Member>
+nb::object Get(const LoaderOptions& o) {
+  return nb::cast(o.*Member);
+}
+
+const OptionField kFields[] = {
+    {"seq_len", SetU32<&LoaderOptions::seq_len>, Get<&LoaderOptions::seq_len>},
+    {"batch_size", SetU32<&LoaderOptions::batch_size>, Get<&LoaderOptions::batch_size>},
+    {"rank", SetU32<&LoaderOptions::rank>, Get<&LoaderOptions::rank>},
+    {"world_size", SetU32<&LoaderOptions::world_size>, Get<&LoaderOptions::world_size>},
+    {"seed", SetU64<&LoaderOptions::seed>, Get<&LoaderOptions::seed>},
+    {"shuffle", SetBool<&LoaderOptions::shuffle>, Get<&LoaderOptions::shuffle>},
+    {"block_records", SetBlockRecords, Get<&LoaderOptions::block_records>},
+    {"window_blocks", SetU32<&LoaderOptions::window_blocks>, Get<&LoaderOptions::window_blocks>},
+    {"epochs", SetU32<&LoaderOptions::epochs>, Get<&LoaderOptions::epochs>},
+    {"pack", SetBool<&LoaderOptions::pack>, Get<&LoaderOptions::pack>},
+    {"bos_id", SetOptionalU32<&LoaderOptions::bos_id>, Get<&LoaderOptions::bos_id>},
+    {"eos_id", SetOptionalU32<&LoaderOptions::eos_id>, Get<&LoaderOptions::eos_id>},
+    {"pad_id", SetU32<&LoaderOptions::pad_id>, Get<&LoaderOptions::pad_id>},
+    {"ignore_index", SetIgnoreIndex, Get<&LoaderOptions::ignore_index>},
+    {"cross_document_labels", SetBool<&LoaderOptions::cross_document_labels>,
+     Get<&LoaderOptions::cross_document_labels>},
+    {"int32_ids", SetBool<&LoaderOptions::int32_ids>, Get<&LoaderOptions::int32_ids>},
+    {"memory_budget_bytes", SetU64<&LoaderOptions::memory_budget_bytes>, Get<&LoaderOptions::memory_budget_bytes>},
+    {"prefetch_batches", SetU32<&LoaderOptions::prefetch_batches>, Get<&LoaderOptions::prefetch_batches>},
+    {"kafka_properties", SetKafkaProperties, Get<&LoaderOptions::kafka_properties>},
+    {"kafka_timeout_ms", SetU32<&LoaderOptions::kafka_timeout_ms>, Get<&LoaderOptions::kafka_timeout_ms>},
+};
+
+std::vector<LoaderSource> SourcesOf(const std::vector<std::string>& uris, const std::vector<double>& weights) {
+  if (uris.size() != weights.size()) RaiseInvalidArgument("one weight per source URI is needed");
+  std::vector<LoaderSource> sources;
+  for (size_t i = 0; i < uris.size(); ++i) sources.push_back({uris[i], weights[i]});
+  return sources;
+}
+
+// LoaderOptions from keyword arguments, checked.
+LoaderOptions OptionsOf(const std::vector<std::string>& uris, const std::vector<double>& weights,
+                        const nb::kwargs& kwargs) {
+  LoaderOptions o;
+  o.sources = SourcesOf(uris, weights);
+  for (auto [key, value] : kwargs) {
+    const std::string name = nb::str(key).c_str();
+    const OptionField* field = nullptr;
+    for (const OptionField& f : kFields) {
+      if (name == f.name) field = &f;
+    }
+    if (field == nullptr) throw nb::type_error(("unexpected keyword argument '" + name + "'").c_str());
+    field->set(o, value, field->name);
+  }
+  ThrowIfError(ValidateLoaderOptions(o));
+  return o;
+}
+
+nb::dict Defaults() {
+  const LoaderOptions o;
+  nb::dict d;
+  for (const OptionField& f : kFields) d[f.name] = f.get(o);
+  return d;
+}
+
 class PyLoader {
  public:
-  explicit PyLoader(std::unique_ptr<Loader> l) : l_(std::move(l)) {}
+  explicit PyLoader(std::unique_ptr<Loader> l, std::vector<std::string> uris)
+      : l_(std::move(l)), uris_(std::move(uris)) {}
 
   nb::object Next() {
     Result<std::optional<Batch>> r = Status::Internal("no batch");
@@ -62,7 +184,22 @@ class PyLoader {
   }
 
   std::string State() const { return l_->State(); }
-  void LoadState(const std::string& s) { ThrowIfError(l_->LoadState(s)); }
+  void LoadState(const std::string& s) {
+    Status st;
+    {
+      nb::gil_scoped_release release;
+      st = l_->LoadState(s);
+    }
+    ThrowIfError(st);
+  }
+  void StartNextRound() {
+    Status st;
+    {
+      nb::gil_scoped_release release;
+      st = l_->StartNextRound();
+    }
+    ThrowIfError(st);
+  }
   std::string Snapshot() const { return l_->Snapshot(); }
 
   nb::dict Metrics() const {
@@ -75,49 +212,49 @@ class PyLoader {
     d["ready_batches"] = m.ready_batches;
     d["ready_capacity"] = m.ready_capacity;
     d["buffered_bytes"] = m.buffered_bytes;
-    d["partition_lag"] = m.partition_lag;
+    nb::list lag;
+    for (const LoaderMetrics::PartitionLag& p : m.partition_lag) {
+      nb::dict e;
+      e["uri"] = p.uri;
+      e["partition"] = p.partition;
+      e["records_behind"] = p.records_behind;
+      lag.append(e);
+    }
+    d["partition_lag"] = lag;
+    d["epochs_completed"] = m.epochs_completed;
+    if (m.ended_source && *m.ended_source < uris_.size()) {
+      d["ended_source"] = uris_[*m.ended_source];
+    } else {
+      d["ended_source"] = nb::none();
+    }
     return d;
   }
 
  private:
   std::unique_ptr<Loader> l_;
+  std::vector<std::string> uris_;
 };
 
-PyLoader CreateLoader(const std::vector<std::string>& uris, const std::vector<double>& weights, uint32_t seq_len,
-                      uint32_t batch_size, uint32_t rank, uint32_t world_size, uint64_t seed, bool shuffle,
-                      uint32_t block_records, uint32_t window_blocks, uint32_t epochs, bool pack,
-                      std::optional<uint32_t> bos_id, std::optional<uint32_t> eos_id, uint32_t pad_id,
-                      int64_t ignore_index, bool cross_document_labels, bool int32_ids, uint64_t memory_budget_bytes,
-                      uint32_t prefetch_batches, const std::string& snapshot,
-                      const std::vector<std::string>& kafka_properties) {
-  LoaderOptions o;
-  for (size_t i = 0; i < uris.size(); ++i) o.sources.push_back({uris[i], i < weights.size() ? weights[i] : 1.0});
-  o.seq_len = seq_len;
-  o.batch_size = batch_size;
-  o.rank = rank;
-  o.world_size = world_size;
-  o.seed = seed;
-  o.shuffle = shuffle;
-  o.block_records = block_records;
-  o.window_blocks = window_blocks;
-  o.epochs = epochs;
-  o.pack = pack;
-  o.bos_id = bos_id;
-  o.eos_id = eos_id;
-  o.pad_id = pad_id;
-  o.ignore_index = ignore_index;
-  o.cross_document_labels = cross_document_labels;
-  o.int32_ids = int32_ids;
-  o.memory_budget_bytes = memory_budget_bytes;
-  o.prefetch_batches = prefetch_batches;
+PyLoader CreateLoader(const std::vector<std::string>& uris, const std::vector<double>& weights,
+                      const std::string& snapshot, const nb::kwargs& kwargs) {
+  LoaderOptions o = OptionsOf(uris, weights, kwargs);
   o.snapshot_json = snapshot;
-  o.kafka_properties = kafka_properties;
   Result<std::unique_ptr<Loader>> r = Status::Internal("not created");
   {
     nb::gil_scoped_release release;
     r = Loader::Create(o);
   }
-  return PyLoader(ValueOrThrow(std::move(r)));
+  return PyLoader(ValueOrThrow(std::move(r)), uris);
+}
+
+std::string TakeSnapshotOf(const std::vector<std::string>& uris, const nb::kwargs& kwargs) {
+  LoaderOptions o = OptionsOf(uris, std::vector<double>(uris.size(), 1.0), kwargs);
+  Result<std::string> r = Status::Internal("no snapshot");
+  {
+    nb::gil_scoped_release release;
+    r = TakeSnapshot(o.sources, o.kafka_properties);
+  }
+  return ValueOrThrow(std::move(r));
 }
 
 }  // namespace
@@ -127,24 +264,12 @@ void RegisterLoader(nb::module_& m) {
       .def("next", &PyLoader::Next)
       .def("state", &PyLoader::State)
       .def("load_state", &PyLoader::LoadState)
+      .def("start_next_round", &PyLoader::StartNextRound)
       .def("snapshot", &PyLoader::Snapshot)
       .def("metrics", &PyLoader::Metrics);
-  m.def("_create_loader", &CreateLoader, nb::arg("uris"), nb::arg("weights"), nb::arg("seq_len"),
-        nb::arg("batch_size"), nb::arg("rank"), nb::arg("world_size"), nb::arg("seed"), nb::arg("shuffle"),
-        nb::arg("block_records"), nb::arg("window_blocks"), nb::arg("epochs"), nb::arg("pack"), nb::arg("bos_id").none(),
-        nb::arg("eos_id").none(), nb::arg("pad_id"), nb::arg("ignore_index"), nb::arg("cross_document_labels"),
-        nb::arg("int32_ids"), nb::arg("memory_budget_bytes"), nb::arg("prefetch_batches"), nb::arg("snapshot"),
-        nb::arg("kafka_properties"));
-  m.def("_take_snapshot", [](const std::vector<std::string>& uris, const std::vector<std::string>& kafka) {
-    std::vector<LoaderSource> sources;
-    for (const auto& u : uris) sources.push_back({u, 1.0});
-    Result<std::string> r = Status::Internal("no snapshot");
-    {
-      nb::gil_scoped_release release;
-      r = TakeSnapshot(sources, kafka);
-    }
-    return ValueOrThrow(std::move(r));
-  });
+  m.def("_loader_defaults", &Defaults, "The loader options and their defaults (tokenfeed::LoaderOptions).");
+  m.def("_create_loader", &CreateLoader, nb::arg("uris"), nb::arg("weights"), nb::arg("snapshot"), nb::arg("options"));
+  m.def("_take_snapshot", &TakeSnapshotOf, nb::arg("uris"), nb::arg("options"));
 }
 
 }  // namespace tokenfeed::python

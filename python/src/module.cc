@@ -13,6 +13,7 @@ void RegisterLoader(nb::module_& m);
 
 NB_MODULE(_ext, m) {
   m.doc() = "tokenfeed native core (private; use the tokenfeed package)";
+  m.attr("__version__") = TOKENFEED_VERSION;
   tokenfeed::python::RegisterExceptions(m);
   tokenfeed::python::RegisterTokenizer(m);
   tokenfeed::python::RegisterLoader(m);

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "argument.h"
 #include "status_to_exception.h"
 #include "tokenfeed/tokenizer.h"
 
@@ -153,23 +154,44 @@ class PyTokenizer {
     return ToNumpy(EncodeIds(text, add_special, split_special, utf8));
   }
 
-  // Views of every text (kept alive by the list) and their storage.
+  // Views of every text and what they point into: each item's own object
+  // (a sequence need not hold its items: a numpy array of str or a
+  // generator-backed sequence makes a new object per access), or storage.
   struct BatchInput {
+    std::vector<nb::object> items;
     std::vector<std::string> storage;
     std::vector<std::string_view> views;
   };
-  BatchInput Collect(nb::handle texts) {
+  static BatchInput Collect(nb::handle texts) {
+    if (PyUnicode_Check(texts.ptr()) || PyBytes_Check(texts.ptr())) {
+      throw nb::type_error("texts must be a list of str or bytes, not one text: use encode() for a single text, or "
+                           "encode_batch([text])");
+    }
+    if (!PySequence_Check(texts.ptr())) {
+      throw nb::type_error((std::string("texts must be a sequence of str or bytes, not ") +
+                            Py_TYPE(texts.ptr())->tp_name)
+                               .c_str());
+    }
     BatchInput in;
     nb::sequence seq = nb::borrow<nb::sequence>(texts);
     size_t n = nb::len(seq);
+    in.items.reserve(n);
     in.storage.resize(n);
     in.views.resize(n);
-    for (size_t i = 0; i < n; ++i) in.views[i] = TextOf(seq[i], &in.storage[i]);
+    for (size_t i = 0; i < n; ++i) {
+      in.items.push_back(seq[i]);
+      in.views[i] = TextOf(in.items.back(), &in.storage[i]);
+    }
     return in;
   }
 
+  static int ThreadsOf(nb::handle num_threads) {
+    return static_cast<int>(IntegerArgument(num_threads, "num_threads", 0, 4096));
+  }
+
   nb::list EncodeBatch(nb::handle texts, bool add_special, bool split_special, const std::string& utf8,
-                       int num_threads) {
+                       nb::handle num_threads_arg) {
+    const int num_threads = ThreadsOf(num_threads_arg);
     BatchInput in = Collect(texts);
     EncodeOptions o{add_special, split_special, ParsePolicy(utf8)};
     std::vector<std::vector<TokenId>> out;
@@ -187,7 +209,8 @@ class PyTokenizer {
 
   // Flat ids and offsets (CSR): text i is ids[offsets[i]:offsets[i+1]].
   nb::tuple EncodeBatchNumpy(nb::handle texts, bool add_special, bool split_special, const std::string& utf8,
-                             int num_threads) {
+                             nb::handle num_threads_arg) {
+    const int num_threads = ThreadsOf(num_threads_arg);
     BatchInput in = Collect(texts);
     EncodeOptions o{add_special, split_special, ParsePolicy(utf8)};
     std::vector<std::vector<TokenId>> out;
@@ -213,7 +236,31 @@ class PyTokenizer {
     return nb::make_tuple(ToNumpy(std::move(flat)), ToNumpy(std::move(offsets)));
   }
 
-  std::string Decode(const std::vector<TokenId>& ids, bool skip_special) {
+  std::string Decode(nb::handle ids_arg, bool skip_special) {
+    if (PyUnicode_Check(ids_arg.ptr()) || PyBytes_Check(ids_arg.ptr()) || !PySequence_Check(ids_arg.ptr())) {
+      throw nb::type_error((std::string("ids must be a sequence of token ids, not ") + Py_TYPE(ids_arg.ptr())->tp_name)
+                               .c_str());
+    }
+    PyObject* fast = PySequence_Fast(ids_arg.ptr(), "ids must be a sequence of token ids");
+    if (fast == nullptr) throw nb::python_error();
+    nb::object hold = nb::steal(fast);
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    PyObject** items = PySequence_Fast_ITEMS(fast);
+    std::vector<TokenId> ids(static_cast<size_t>(n));
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      PyObject* o = items[i];
+      // The common case, an int in range, without building a name.
+      if (PyLong_CheckExact(o)) {
+        int overflow = 0;
+        const long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+        if (overflow == 0 && v >= 0 && v <= UINT32_MAX) {
+          ids[static_cast<size_t>(i)] = static_cast<TokenId>(v);
+          continue;
+        }
+      }
+      const std::string name = "ids[" + std::to_string(i) + "]";
+      ids[static_cast<size_t>(i)] = static_cast<TokenId>(UnsignedArgument(o, name.c_str(), UINT32_MAX));
+    }
     Result<std::string> r = Status::Internal("not decoded");
     {
       nb::gil_scoped_release release;
@@ -235,33 +282,65 @@ class PyTokenizer {
   std::shared_ptr<IdObjects> ids_;  // made on first use
 };
 
+TokenId IdOf(nb::handle id) { return static_cast<TokenId>(UnsignedArgument(id, "id", UINT32_MAX)); }
+
 }  // namespace
 
 void RegisterTokenizer(nb::module_& m) {
-  nb::class_<PyTokenizer>(m, "Tokenizer")
+  nb::class_<PyTokenizer>(m, "Tokenizer",
+                          "An exact, fast byte-level BPE tokenizer loaded from a Hugging Face tokenizer.json.\n\n"
+                          "Its ids equal those of the reference ``tokenizers`` package for the same file. "
+                          "Methods may be called from several threads; long texts and batches are encoded "
+                          "without the GIL.")
       .def_static("from_file", &PyTokenizer::FromFile, nb::arg("path"), nb::kw_only(),
-                  nb::arg("fast_pretokenizers") = true)
+                  nb::arg("fast_pretokenizers") = true,
+                  "Loads a tokenizer.json file.\n\n"
+                  "path: the file. fast_pretokenizers: use the hand-written scanners for the known split "
+                  "patterns (the same output as the regex, faster); False runs the regex engine.\n"
+                  "Raises NotFoundError for a missing file, UnsupportedError for a model other than "
+                  "byte-level BPE, InvalidArgumentError for a malformed file.")
       .def_static("from_str", &PyTokenizer::FromStr, nb::arg("json"), nb::kw_only(),
-                  nb::arg("fast_pretokenizers") = true)
+                  nb::arg("fast_pretokenizers") = true,
+                  "Loads a tokenizer from the text of a tokenizer.json (see from_file).")
       .def("encode", &PyTokenizer::Encode, nb::arg("text"), nb::kw_only(), nb::arg("add_special_tokens") = false,
-           nb::arg("split_special_tokens") = false, nb::arg("utf8") = "replace")
+           nb::arg("split_special_tokens") = false, nb::arg("utf8") = "replace",
+           "The token ids of one text (str or UTF-8 bytes), as a list of int.\n\n"
+           "add_special_tokens: apply the post-processor (BOS/EOS as the tokenizer.json says). "
+           "split_special_tokens: treat special-token strings in the text as plain text. "
+           "utf8: 'replace' turns invalid UTF-8 (bytes, lone surrogates) into U+FFFD; 'reject' raises "
+           "InvalidArgumentError naming the byte offset.")
       .def("encode_numpy", &PyTokenizer::EncodeNumpy, nb::arg("text"), nb::kw_only(),
            nb::arg("add_special_tokens") = false, nb::arg("split_special_tokens") = false,
-           nb::arg("utf8") = "replace")
+           nb::arg("utf8") = "replace", "As encode(), as a numpy uint32 array (no per-id Python objects).")
       .def("encode_batch", &PyTokenizer::EncodeBatch, nb::arg("texts"), nb::kw_only(),
            nb::arg("add_special_tokens") = false, nb::arg("split_special_tokens") = false,
-           nb::arg("utf8") = "replace", nb::arg("num_threads") = 0)
+           nb::arg("utf8") = "replace", nb::arg("num_threads") = 0,
+           "The ids of each text of a sequence (a list of str or bytes, not one str), as a list of lists.\n\n"
+           "num_threads: 0 uses every core, 1 the calling thread only (at most 4096). Other "
+           "parameters as for encode(); an error names the text's index.")
       .def("encode_batch_numpy", &PyTokenizer::EncodeBatchNumpy, nb::arg("texts"), nb::kw_only(),
            nb::arg("add_special_tokens") = false, nb::arg("split_special_tokens") = false,
-           nb::arg("utf8") = "replace", nb::arg("num_threads") = 0)
-      .def("decode", &PyTokenizer::Decode, nb::arg("ids"), nb::kw_only(), nb::arg("skip_special_tokens") = false)
-      .def("token_to_id", [](const PyTokenizer& t, const std::string& s) { return t.t().TokenToId(s); })
-      .def("id_to_token", [](const PyTokenizer& t, TokenId id) { return t.t().IdToToken(id); })
-      .def("is_special", [](const PyTokenizer& t, TokenId id) { return t.t().IsSpecial(id); })
-      .def_prop_ro("vocab_size", [](const PyTokenizer& t) { return t.t().id_limit(); })
-      .def_prop_ro("bos_id", [](const PyTokenizer& t) { return t.t().bos_id(); })
-      .def_prop_ro("eos_id", [](const PyTokenizer& t) { return t.t().eos_id(); })
-      .def("describe", [](const PyTokenizer& t) { return t.t().Describe(); });
+           nb::arg("utf8") = "replace", nb::arg("num_threads") = 0,
+           "As encode_batch(), as (ids, offsets): a flat uint32 array and int64 offsets, text i being "
+           "ids[offsets[i]:offsets[i+1]].")
+      .def("decode", &PyTokenizer::Decode, nb::arg("ids"), nb::kw_only(), nb::arg("skip_special_tokens") = false,
+           "The text of a sequence of token ids (ints, numpy integers included).\n\n"
+           "skip_special_tokens: leave special tokens out. An id that is negative or not in the "
+           "vocabulary raises InvalidArgumentError.")
+      .def("token_to_id", [](const PyTokenizer& t, const std::string& s) { return t.t().TokenToId(s); },
+           nb::arg("token"), "The id of a token string (as in the vocabulary), or None.")
+      .def("id_to_token", [](const PyTokenizer& t, nb::handle id) { return t.t().IdToToken(IdOf(id)); },
+           nb::arg("id"), "The token string of an id, or None when the id is not in the vocabulary.")
+      .def("is_special", [](const PyTokenizer& t, nb::handle id) { return t.t().IsSpecial(IdOf(id)); },
+           nb::arg("id"), "Whether the id is a special (added) token.")
+      .def_prop_ro("vocab_size", [](const PyTokenizer& t) { return t.t().id_limit(); },
+                   "One more than the largest id (vocabulary and added tokens).")
+      .def_prop_ro("bos_id", [](const PyTokenizer& t) { return t.t().bos_id(); },
+                   "The beginning-of-text id the post-processor adds, or None.")
+      .def_prop_ro("eos_id", [](const PyTokenizer& t) { return t.t().eos_id(); },
+                   "The end-of-text id, or None.")
+      .def("describe", [](const PyTokenizer& t) { return t.t().Describe(); },
+           "A few lines on the pipeline: normalizer, pre-tokenizer, model, post-processor.");
 }
 
 }  // namespace tokenfeed::python

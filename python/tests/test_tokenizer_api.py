@@ -54,3 +54,41 @@ def test_missing_file_and_unsupported_model(tmp_path):
         tokenfeed.Tokenizer.from_str(json.dumps(wordpiece))
     with pytest.raises(ValueError, match="not valid JSON"):
         tokenfeed.Tokenizer.from_str("{not json")
+
+
+def test_batch_of_items_the_sequence_does_not_own(ours):
+    """A numpy str array or a sequence making a new str per item: every text is its own."""
+    texts = [f"text number {i} " * (i % 5 + 1) for i in range(64)]
+
+    class Fresh:
+        def __len__(self):
+            return len(texts)
+
+        def __getitem__(self, i):
+            if i >= len(texts):
+                raise IndexError(i)
+            return "".join(list(texts[i]))  # a new object each time
+
+    want = [ours.encode(t) for t in texts]
+    assert ours.encode_batch(Fresh()) == want
+    assert ours.encode_batch(np.array(texts)) == want
+    flat, offsets = ours.encode_batch_numpy(np.array(texts))
+    assert [flat[offsets[i]:offsets[i + 1]].tolist() for i in range(64)] == want
+
+
+def test_bad_arguments_are_clear_errors(ours):
+    with pytest.raises(TypeError, match="not one text"):
+        ours.encode_batch("hello")
+    with pytest.raises(TypeError, match="not one text"):
+        ours.encode_batch_numpy(b"hello")
+    for bad in (-1, 5000):
+        with pytest.raises(ValueError, match="num_threads"):
+            ours.encode_batch(["a"], num_threads=bad)
+    with pytest.raises(tokenfeed.InvalidArgumentError, match=r"ids\[1\] must be an integer between 0"):
+        ours.decode([1, -1])
+    with pytest.raises(ValueError, match="id must be an integer between 0"):
+        ours.id_to_token(-1)
+    assert ours.decode(np.array([ours.encode("hi")[0]], dtype=np.int64)) == ours.decode(ours.encode("hi")[:1])
+    assert ours.id_to_token(np.int32(ours.eos_id)) == ours.id_to_token(ours.eos_id)
+    with pytest.raises(TypeError, match="not bool"):
+        ours.id_to_token(True)

@@ -1,18 +1,56 @@
 """tokenfeed: tokens for language-model training, from an embedded log or Kafka.
 
 The native core lives in ``tokenfeed._ext``; this package is its public face.
+
+Errors: every exception tokenfeed raises is a ``TokenfeedError`` and also the
+built-in one to expect (``NotFoundError`` is a ``FileNotFoundError``,
+``InvalidArgumentError`` a ``ValueError``, ``TimedOutError`` a ``TimeoutError``,
+...); a wrong type of argument is a plain ``TypeError``.
 """
 
-from tokenfeed._ext import Tokenizer, TokenfeedError
+from tokenfeed._ext import (
+    AbortedError,
+    AlreadyExistsError,
+    BusyError,
+    CorruptionError,
+    InternalError,
+    InvalidArgumentError,
+    NotFoundError,
+    ResourceExhaustedError,
+    StorageError,
+    TimedOutError,
+    Tokenizer,
+    TokenfeedError,
+    UnavailableError,
+    UnsupportedError,
+    __version__,
+)
 
-__all__ = ["Tokenizer", "TokenfeedError", "TokenDataset"]
+__all__ = [
+    "AbortedError",
+    "AlreadyExistsError",
+    "Batch",
+    "BusyError",
+    "CorruptionError",
+    "InternalError",
+    "InvalidArgumentError",
+    "NotFoundError",
+    "ResourceExhaustedError",
+    "StorageError",
+    "TimedOutError",
+    "TokenDataset",
+    "Tokenizer",
+    "TokenfeedError",
+    "UnavailableError",
+    "UnsupportedError",
+    "__version__",
+]
 
 
 def __getattr__(name: str):
     # TokenDataset needs torch; import it only when asked for.
-    if name == "TokenDataset":
-        from tokenfeed.dataset import TokenDataset
+    if name in ("TokenDataset", "Batch"):
+        from tokenfeed import dataset
 
-        return TokenDataset
+        return getattr(dataset, name)
     raise AttributeError(f"module 'tokenfeed' has no attribute {name!r}")
-__version__ = "0.1.0"

@@ -2,39 +2,99 @@
 
 from __future__ import annotations
 
+import inspect
 import json
+import numbers
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Union
+from typing import TYPE_CHECKING, Any, TypedDict, Union
 
 import torch
 from torch.utils.data import IterableDataset
 
 from tokenfeed import _ext
 
+if TYPE_CHECKING:
+    from typing_extensions import NotRequired, Unpack
+
 Sources = Union[str, Sequence[str], Sequence[tuple[str, float]], Mapping[str, float]]
+
+
+class Batch(TypedDict):
+    """One batch of this rank, as ``TokenDataset`` yields it (B = batch_size, T = seq_len)."""
+
+    input_ids: torch.Tensor  # [B, T] int64 (int32 with dtype=torch.int32): the tokens
+    labels: torch.Tensor  # [B, T] int64 always: the next token, ignore_index where there is none
+    position_ids: torch.Tensor  # [B, T], dtype as input_ids: position within each piece, from 0
+    document_ids: torch.Tensor  # [B, T] int32: index of the piece within its row
+    cu_seqlens: torch.Tensor  # [n+1] int32: piece boundaries over the flattened batch
+    max_seqlen: int  # the longest piece
+    attention_mask: NotRequired[torch.Tensor]  # [B, T] int8, only with pack=False: 1 token, 0 padding
+    source: torch.Tensor  # [B] int32: index of the source each row came from
+    step: int  # the global step (counting on across rounds)
+    tokens: int  # tokens of this batch that are not padding
+
+
+class LoaderOptions(TypedDict, total=False):
+    """The keyword options of ``TokenDataset`` (defaults: ``tokenfeed::LoaderOptions``)."""
+
+    seed: int
+    shuffle: bool
+    epochs: int
+    pack: bool
+    bos_id: int | None
+    eos_id: int | None
+    pad_id: int
+    ignore_index: int
+    cross_document_labels: bool
+    block_records: int | None
+    window_blocks: int
+    memory_budget_bytes: int
+    prefetch_batches: int
+    kafka_properties: Sequence[str] | Mapping[str, str]
+    kafka_timeout_ms: int
+
+
+_URI_FORMS = "a str such as 'log:DIR/TOPIC' or 'kafka://HOST:PORT/TOPIC'"
+
+
+def _uri(value: object) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (bytes, os.PathLike)):
+        raise TypeError(f"a source URI must be {_URI_FORMS}, not {type(value).__name__} {value!r}; "
+                        "for a topic of the embedded log write f'log:{path}'")
+    raise TypeError(f"a source URI must be {_URI_FORMS}, not {type(value).__name__} {value!r}")
+
+
+def _weight(uri: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"the weight of {uri} must be a number, not {type(value).__name__} {value!r}")
+    return float(value)
 
 
 def _sources(uri: Sources) -> tuple[list[str], list[float]]:
     if isinstance(uri, str):
         return [uri], [1.0]
     if isinstance(uri, Mapping):
-        return list(uri.keys()), [float(w) for w in uri.values()]
+        pairs = list(uri.items())
+    elif isinstance(uri, (bytes, os.PathLike)) or not isinstance(uri, Sequence):
+        return [_uri(uri)], [1.0]  # raises
+    else:
+        pairs = [(item, 1.0) if not isinstance(item, tuple) else item for item in uri]
     uris, weights = [], []
-    for item in uri:
-        if isinstance(item, str):
-            uris.append(item)
-            weights.append(1.0)
-        else:
-            u, w = item
-            uris.append(u)
-            weights.append(float(w))
+    for pair in pairs:
+        if len(pair) != 2:
+            raise TypeError(f"a weighted source must be a (uri, weight) pair, not {pair!r}")
+        u = _uri(pair[0])
+        uris.append(u)
+        weights.append(_weight(u, pair[1]))
     if not uris:
-        raise ValueError("no source: give a topic URI or a weighted list of them")
+        raise _ext.InvalidArgumentError("no source: give a topic URI or a weighted list of them")
     return uris, weights
 
 
-def _rank_and_world(rank: int | None, world_size: int | None) -> tuple[int, int]:
+def _rank_and_world(rank: int | None, world_size: int | None) -> tuple[Any, Any]:
     dist = torch.distributed
     if rank is None:
         if dist.is_available() and dist.is_initialized():
@@ -52,25 +112,59 @@ def _rank_and_world(rank: int | None, world_size: int | None) -> tuple[int, int]
 class TokenDataset(IterableDataset):
     """Batches of ``[batch_size, seq_len]`` token ids from one or more topics.
 
-    ``uri`` is a ``log:DIR/TOPIC`` or ``kafka://HOST:PORT/TOPIC`` URI, a list of
-    them, or a mapping (or list of pairs) from URI to weight for mixing. Each
-    item is a dict of torch tensors: ``input_ids``, ``labels`` (the next token,
-    ``ignore_index`` where there is none), ``position_ids`` (restarting at each
-    document), ``document_ids``, ``cu_seqlens`` and ``max_seqlen`` (for
-    variable-length attention), ``attention_mask`` (without packing) and
-    ``source`` (which source each row came from).
+    Each item is a ``tokenfeed.Batch``: a dict of ``input_ids``, ``labels``,
+    ``position_ids``, ``document_ids``, ``cu_seqlens``, ``max_seqlen``,
+    ``attention_mask`` (only with ``pack=False``), ``source``, ``step`` and
+    ``tokens`` (see ``Batch`` and docs/loader.md, "Batches").
 
-    Rank and world size default to torch.distributed's (or RANK/WORLD_SIZE as
-    torchrun sets them). Every rank takes its share of one global stream whose
-    order does not depend on the world size, so ``state_dict()`` taken at step k
-    resumes exactly, also with another world size or batch size. Use it directly
-    or with ``DataLoader(dataset, batch_size=None, num_workers=0)``: the
+    Parameters (after ``uri``, ``seq_len`` and ``batch_size``, keyword only; the
+    defaults shown by ``help()`` are the native loader's own):
+
+    - ``uri``: a ``log:DIR/TOPIC`` or ``kafka://HOST:PORT/TOPIC`` URI, a list of
+      them, or a mapping (or list of pairs) from URI to weight for mixing.
+      Weights are proportions of samples: {A: 7, B: 3} is {A: 0.7, B: 0.3}.
+    - ``seq_len``: tokens per row (1 to 2^24). ``batch_size``: rows per batch
+      of this rank (1 to 65536); ``batch_size * seq_len`` stays below 2^31.
+    - ``seed``: the shuffle's seed. ``shuffle``: False reads every source in
+      order.
+    - ``rank``, ``world_size``: this rank's share; by default from
+      torch.distributed, or RANK/WORLD_SIZE as torchrun sets them.
+    - ``epochs``: the stream ends when every source has completed this many
+      passes (a source that finishes first is read again, reshuffled, so the
+      weights hold to the end); 0 repeats forever.
+    - ``pack``: True lays documents end to end; False gives one document per
+      row, truncated or padded with ``pad_id`` (the padding is a piece of its
+      own, masked by ``attention_mask``).
+    - ``bos_id``, ``eos_id``: ids to put before / after each document (None:
+      none). ``pad_id``: the padding id. ``ignore_index``: the label where
+      there is nothing to predict. ``cross_document_labels``: a document's last
+      token predicts the next document's first.
+    - ``dtype``: ``torch.int64`` or ``torch.int32`` for ``input_ids`` and
+      ``position_ids``; ``labels`` stay int64 (as ``cross_entropy`` needs).
+    - ``pin_memory``: copy each batch into pinned memory (needs CUDA).
+    - ``block_records`` (0 or None: 1024 on the log, 4096 on Kafka),
+      ``window_blocks``: the shuffle's block and window sizes.
+    - ``memory_budget_bytes``, ``prefetch_batches``: how much the prefetch
+      thread holds.
+    - ``kafka_properties``: Kafka client settings, a list of ``"key=value"``
+      strings or a mapping. ``kafka_timeout_ms``: how long one Kafka step may
+      wait for the cluster.
+
+    Bad values raise ``tokenfeed.InvalidArgumentError`` (a ``ValueError``)
+    naming the parameter; numpy integers are accepted, bools are not integers.
+
+    Iterating: one dataset is one stream. ``iter(ds)`` continues where the last
+    iterator stopped (after a ``break``, or a ``load_state_dict``); once the
+    stream has ended (``epochs=N``), a new ``iter(ds)`` starts the next round
+    of N passes, reshuffled, so ``for epoch in range(3): for batch in ds:``
+    trains three rounds. An older iterator used after a newer one was made
+    raises ``RuntimeError``.
+
+    Every rank takes its share of one global stream whose order does not
+    depend on the world size, so ``state_dict()`` taken at step k resumes
+    exactly, also with another world size or batch size. Use it directly or
+    with ``DataLoader(dataset, batch_size=None, num_workers=0)``: the
     prefetching happens in native threads.
-
-    Shuffling visits blocks of ``block_records`` consecutive records in a new
-    order each epoch and shuffles the documents of ``window_blocks`` blocks at
-    a time. ``block_records=None`` picks it by transport: 1024 records for the
-    embedded log, 4096 for Kafka (each block's seek restarts a fetch there).
     """
 
     def __init__(
@@ -79,78 +173,123 @@ class TokenDataset(IterableDataset):
         seq_len: int,
         batch_size: int,
         *,
-        seed: int = 0,
-        shuffle: bool = True,
         rank: int | None = None,
         world_size: int | None = None,
-        epochs: int = 1,
-        pack: bool = True,
-        bos_id: int | None = None,
-        eos_id: int | None = None,
-        pad_id: int = 0,
-        ignore_index: int = -100,
-        cross_document_labels: bool = False,
         dtype: torch.dtype = torch.int64,
         pin_memory: bool = False,
-        block_records: int | None = None,
-        window_blocks: int = 8,
-        memory_budget_bytes: int = 256 << 20,
-        prefetch_batches: int = 4,
-        kafka_properties: Sequence[str] = (),
+        **options: Unpack[LoaderOptions],
     ) -> None:
         super().__init__()
         if dtype not in (torch.int64, torch.int32):
-            raise ValueError("dtype must be torch.int64 or torch.int32")
+            raise _ext.InvalidArgumentError(f"dtype must be torch.int64 or torch.int32, not {dtype!r}")
+        if not isinstance(pin_memory, bool):
+            raise TypeError(f"pin_memory must be True or False, not {pin_memory!r}")
         if pin_memory and not torch.cuda.is_available():
-            raise ValueError("pin_memory=True needs a CUDA device")
-        for name, value in (("seq_len", seq_len), ("batch_size", batch_size), ("epochs", epochs)):
-            if not isinstance(value, int) or value < 0 or (value == 0 and name != "epochs"):
-                raise ValueError(f"{name} must be a positive integer, not {value!r}")
+            raise _ext.InvalidArgumentError("pin_memory=True needs a CUDA device")
+        if "int32_ids" in options:
+            raise TypeError("unexpected keyword argument 'int32_ids': give dtype=torch.int32")
         self.uris, self.weights = _sources(uri)
         self.rank, self.world_size = _rank_and_world(rank, world_size)
         self.seq_len, self.batch_size = seq_len, batch_size
         self.pin_memory = pin_memory
-        kafka = list(kafka_properties)
-        snapshot = self._agreed_snapshot(kafka)
-        self._native = _ext._create_loader(
-            self.uris, self.weights, seq_len, batch_size, self.rank, self.world_size, seed, shuffle,
-            block_records or 0, window_blocks, epochs, pack, bos_id, eos_id, pad_id, ignore_index,
-            cross_document_labels, dtype == torch.int32, memory_budget_bytes, prefetch_batches, snapshot, kafka)
-        self._wait_total = 0.0
+        self._options: dict[str, Any] = dict(
+            options, seq_len=seq_len, batch_size=batch_size, rank=self.rank, world_size=self.world_size,
+            int32_ids=dtype == torch.int32)
+        snapshot = self._agreed_snapshot()
+        self._native = _ext._create_loader(self.uris, self.weights, snapshot, **self._options)
+        self._epochs = self._options.get("epochs", _DEFAULTS["epochs"])
+        self._iterations = 0
 
-    def _agreed_snapshot(self, kafka: list[str]) -> str:
+    def _agreed_snapshot(self) -> str:
         """Rank 0's view of the topics, so that all ranks build the same stream."""
         dist = torch.distributed
         if self.world_size > 1 and dist.is_available() and dist.is_initialized():
-            box = [_ext._take_snapshot(self.uris, kafka) if dist.get_rank() == 0 else None]
+            box = [_ext._take_snapshot(self.uris, **self._options) if dist.get_rank() == 0 else None]
             dist.broadcast_object_list(box, src=0)
             return box[0]
         return ""  # one process, or ranks reading a topic that no longer grows
 
-    def __iter__(self) -> Iterator[dict[str, Any]]:
+    def __iter__(self) -> Iterator[Batch]:
         info = torch.utils.data.get_worker_info()
         if info is not None and info.num_workers > 0:
             raise RuntimeError("TokenDataset prefetches in native threads: use DataLoader(..., num_workers=0)")
+        self._iterations += 1
+        return self._batches(self._iterations)
+
+    def _batches(self, iteration: int) -> Iterator[Batch]:
+        first = True
         while True:
+            if iteration != self._iterations:
+                raise RuntimeError("this TokenDataset is being iterated by a newer iterator: one dataset is one "
+                                   "stream, continue with the newest iter(dataset)")
             batch = self._native.next()
+            if batch is None and first and self._epochs != 0:
+                # The stream had ended before this iterator: the next round.
+                self._native.start_next_round()
+                batch = self._native.next()
+                if batch is None:
+                    raise _ext.InvalidArgumentError(
+                        f"the sources {self.uris} hold less than one global batch (batch_size {self.batch_size} x "
+                        f"world_size {self.world_size} rows of seq_len {self.seq_len}) per round: lower the "
+                        "sizes or raise epochs")
             if batch is None:
                 return
-            tokens = batch.pop("_token_arrays")  # [3, B, T], one buffer
-            batch["input_ids"], batch["labels"], batch["position_ids"] = tokens[0], tokens[1], tokens[2]
-            if self.pin_memory:
-                batch = {k: (v.pin_memory() if isinstance(v, torch.Tensor) else v) for k, v in batch.items()}
-            yield batch
+            first = False
+            yield self._to_batch(batch)
+
+    def _to_batch(self, batch: dict[str, Any]) -> Batch:
+        tokens = batch.pop("_token_arrays")  # [3, B, T], one buffer
+        batch["input_ids"], batch["labels"], batch["position_ids"] = tokens[0], tokens[1], tokens[2]
+        if tokens.dtype != torch.int64:
+            batch["labels"] = batch["labels"].to(torch.int64)
+        if self.pin_memory:
+            batch = {k: (v.pin_memory() if isinstance(v, torch.Tensor) else v) for k, v in batch.items()}
+        return batch  # type: ignore[return-value]
 
     def state_dict(self) -> dict[str, Any]:
-        """The position after the last batch this iterator yielded (JSON-serialisable)."""
+        """The position after the last batch yielded (JSON-serialisable; a few KB)."""
         return {"tokenfeed_loader": json.loads(self._native.state())}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        """Continues after the batches a state_dict() had seen (before or during iteration)."""
-        if "tokenfeed_loader" not in state:
-            raise ValueError("not a TokenDataset state_dict (no 'tokenfeed_loader' key)")
+        """Continues after the batches a state_dict() had seen (before or during iteration).
+
+        The settings named in docs/loader.md ("Exact resume") must be those the
+        state was saved with; the error names the one that differs.
+        """
+        if isinstance(state, (str, bytes)):
+            raise TypeError("load_state_dict takes the dict state_dict() returned, not a "
+                            f"{type(state).__name__}: parse saved JSON with json.loads first")
+        if not isinstance(state, Mapping) or "tokenfeed_loader" not in state:
+            raise _ext.InvalidArgumentError("not a TokenDataset state_dict (no 'tokenfeed_loader' key)")
         self._native.load_state(json.dumps(state["tokenfeed_loader"]))
 
     def metrics(self) -> dict[str, Any]:
-        """Time waited for data, tokens/s, prefetch fill and partition lag."""
+        """How the loader is doing.
+
+        ``batches``; ``wait_seconds_total`` and ``last_wait_seconds`` (time spent
+        waiting for data); ``tokens_per_second``; ``ready_batches`` of
+        ``ready_capacity`` prefetched; ``buffered_bytes``; ``partition_lag``, a
+        list of ``{"uri", "partition", "records_behind"}``; ``epochs_completed``,
+        passes per source in this round; ``ended_source``, the URI of the source
+        that ended the stream (None before the end).
+        """
         return self._native.metrics()
+
+
+_DEFAULTS: dict[str, Any] = _ext._loader_defaults()
+
+
+def _signature() -> inspect.Signature:
+    """__init__'s signature with the native options and their defaults, for help()."""
+    explicit = inspect.signature(TokenDataset.__init__)
+    params = [p for p in explicit.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+    hidden = {"seq_len", "batch_size", "rank", "world_size", "int32_ids"}
+    for name, default in _DEFAULTS.items():
+        if name not in hidden:
+            hint = LoaderOptions.__annotations__.get(name, Any)
+            hint = getattr(hint, "__forward_arg__", hint)  # the annotation as written
+            params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=hint))
+    return explicit.replace(parameters=params)
+
+
+TokenDataset.__init__.__signature__ = _signature()  # type: ignore[attr-defined]

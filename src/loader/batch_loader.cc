@@ -11,8 +11,12 @@
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
+#include <limits>
 #include <mutex>
+#include <new>
+#include <system_error>
 #include <thread>
+#include <utility>
 
 #include <simdjson.h>
 
@@ -64,16 +68,30 @@ struct Snapshot {
   std::vector<std::vector<PartitionRange>> sources;
 };
 
+void AppendJsonString(std::string_view text, std::string* j) {
+  *j += '"';
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      *j += '\\';
+      *j += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char esc[8];
+      std::snprintf(esc, sizeof(esc), "\\u%04x", static_cast<unsigned>(c));
+      *j += esc;
+    } else {
+      *j += c;
+    }
+  }
+  *j += '"';
+}
+
 std::string SnapshotJson(const std::vector<LoaderSource>& sources, const Snapshot& snap) {
   std::string j = "[";
   for (size_t s = 0; s < snap.sources.size(); ++s) {
     if (s) j += ",";
-    j += "{\"uri\":\"";
-    for (char c : sources[s].uri) {
-      if (c == '"' || c == '\\') j += '\\';
-      j += c;
-    }
-    j += "\",\"partitions\":[";
+    j += "{\"uri\":";
+    AppendJsonString(sources[s].uri, &j);
+    j += ",\"partitions\":[";
     for (size_t p = 0; p < snap.sources[s].size(); ++p) {
       if (p) j += ",";
       j += "[" + std::to_string(snap.sources[s][p].start) + "," + std::to_string(snap.sources[s][p].end) + "]";
@@ -127,6 +145,23 @@ Result<Snapshot> ReadSnapshot(const std::vector<LoaderSource>& sources, const to
   return snap;
 }
 
+// A source with weight but without records would end the stream at once
+// (or, repeating forever, never give a batch).
+Status CheckSourcesHoldRecords(const std::vector<LoaderSource>& sources, const Snapshot& snap) {
+  for (size_t s = 0; s < sources.size(); ++s) {
+    if (sources[s].weight <= 0) continue;
+    uint64_t records = 0;
+    for (const PartitionRange& r : snap.sources[s]) records += r.end - r.start;
+    if (records == 0) {
+      return Status::InvalidArgument("source " + sources[s].uri + " is empty (" +
+                                     std::to_string(snap.sources[s].size()) +
+                                     " partitions, no records): ingest data into it, or remove it from the "
+                                     "sources or give it weight 0");
+    }
+  }
+  return Status::OK();
+}
+
 class LoaderImpl final : public Loader {
  public:
   explicit LoaderImpl(LoaderOptions o) : o_(std::move(o)) {}
@@ -146,6 +181,7 @@ class LoaderImpl final : public Loader {
                                           o_.kafka_properties.end());
     // The loader jumps from block to block: read about one batch at a time.
     topic_config_.log_read_buffer_bytes = size_t{1} << 20;
+    topic_config_.kafka_timeout = std::chrono::milliseconds(o_.kafka_timeout_ms);
     if (o_.snapshot_json.empty()) {
       TF_ASSIGN_OR_RETURN(snapshot_, ReadSnapshot(o_.sources, topic_config_));
     } else {
@@ -154,6 +190,7 @@ class LoaderImpl final : public Loader {
       if (parser.parse(o_.snapshot_json).get(e)) return Status::InvalidArgument("the snapshot is not valid JSON");
       TF_ASSIGN_OR_RETURN(snapshot_, ParseSnapshot(e, o_.sources));
     }
+    TF_RETURN_IF_ERROR(CheckSourcesHoldRecords(o_.sources, snapshot_));
     double total_weight = 0;
     for (const auto& s : o_.sources) total_weight += s.weight;
     for (uint32_t s = 0; s < o_.sources.size(); ++s) {
@@ -162,10 +199,10 @@ class LoaderImpl final : public Loader {
       mixer_.weights.push_back(o_.sources[s].weight / total_weight);
     }
     mixer_.counts.assign(o_.sources.size(), 0);
+    ConfigureStreams();
     fingerprint_ = Fingerprint();
     state_ = StateJson(0);
-    StartThread();
-    return Status::OK();
+    return StartThread();
   }
 
   Result<std::optional<Batch>> Next() override {
@@ -191,6 +228,7 @@ class LoaderImpl final : public Loader {
     }
     if (!item.batch) {
       terminal_ = Status::OK();
+      metrics_.ended_source = item.ended_source;
       return std::optional<Batch>();
     }
     state_ = std::move(item.state);
@@ -222,56 +260,95 @@ class LoaderImpl final : public Loader {
                                  std::to_string(kStateVersion));
     }
     TF_ASSIGN_OR_RETURN(::tokenfeed::Snapshot snap, ParseSnapshotFor(snap_el));
-    if (fingerprint != FingerprintFor(snap)) {
+    if (fingerprint != Fingerprint()) {
+      simdjson::dom::object saved;
+      std::string differences;
+      if (!root["settings"].get(saved)) differences = SettingDifferences(saved);
       return Status::InvalidArgument(
-          "the loader state was saved with other sources or settings (fingerprint " + std::string(fingerprint) +
-          ", this loader's " + FingerprintFor(snap) + "): sources, weights, seq_len, seed, shuffle, block and "
-          "window sizes, packing and BOS/EOS must be the same to resume; world size and batch size may change");
+          "the loader state was saved with other sources or settings" +
+          (differences.empty() ? " (fingerprint " + std::string(fingerprint) + ", this loader's " + Fingerprint() + ")"
+                               : ": " + differences) +
+          ". To resume, these must be the same: " + kCheckedSettings + "; world_size and batch_size may change");
     }
     if (mixer.size() != streams_.size() || sources.size() != streams_.size()) {
       return Status::InvalidArgument("the loader state has another number of sources");
     }
-    StopThread();
-    // A different snapshot (the state's) means other blocks: rebuild the streams.
-    if (SnapshotJson(o_.sources, snap) != SnapshotJson(o_.sources, snapshot_)) {
-      snapshot_ = snap;
-      streams_.clear();
-      for (uint32_t s = 0; s < o_.sources.size(); ++s) {
-        loader::SourceConfig c = BaseConfig(s);
-        auto stream = SourceStream::Open(std::move(c));
-        if (!stream.ok()) return stream.status();
-        streams_.push_back(std::move(stream).value());
-      }
-    }
-    size_t s = 0;
+    // Everything is read and checked before the running stream is touched.
+    std::vector<uint64_t> counts;
     for (simdjson::dom::element c : mixer) {
       uint64_t v;
       if (c.get(v)) return Status::InvalidArgument("malformed mixer counts in the loader state");
-      mixer_.counts[s++] = v;
+      counts.push_back(v);
     }
-    mixer_.total = 0;
-    for (uint64_t c : mixer_.counts) mixer_.total += c;
-    s = 0;
+    std::vector<SourcePosition> positions;
     for (simdjson::dom::element src : sources) {
       uint64_t epoch, window, doc, token;
-      if (src["epoch"].get(epoch) || src["window"].get(window) || src["doc"].get(doc) || src["token"].get(token)) {
+      if (src["epoch"].get(epoch) || src["window"].get(window) || src["doc"].get(doc) || src["token"].get(token) ||
+          doc > UINT32_MAX || token > UINT32_MAX) {
         return Status::InvalidArgument("malformed source position in the loader state");
       }
-      streams_[s++]->Seek({epoch, window, static_cast<uint32_t>(doc), static_cast<uint32_t>(token)});
+      positions.push_back({epoch, window, static_cast<uint32_t>(doc), static_cast<uint32_t>(token)});
+    }
+    uint64_t epoch_base = 0;  // absent in a state of the first round
+    if (root["epoch_base"].error() != simdjson::NO_SUCH_FIELD && root["epoch_base"].get(epoch_base)) {
+      return Status::InvalidArgument("malformed epoch_base in the loader state");
     }
     const uint64_t per_step = uint64_t{o_.batch_size} * o_.world_size;
     if (samples % per_step != 0) {
-      return Status::InvalidArgument("the loader state is at sample " + std::to_string(samples) +
+      return Status::InvalidArgument("the loader state is at global sample " + std::to_string(samples) +
                                      ", which is not a step boundary for batch_size " +
                                      std::to_string(o_.batch_size) + " x world_size " +
                                      std::to_string(o_.world_size) + " (global batch " + std::to_string(per_step) +
                                      "): choose sizes whose product divides it");
     }
+    TF_RETURN_IF_ERROR(CheckSourcesHoldRecords(o_.sources, snap));
+    StopThread();
+    // A different snapshot (the state's) means other blocks: rebuild the streams.
+    if (SnapshotJson(o_.sources, snap) != SnapshotJson(o_.sources, snapshot_)) {
+      std::vector<std::unique_ptr<SourceStream>> rebuilt;
+      for (uint32_t s = 0; s < o_.sources.size(); ++s) {
+        loader::SourceConfig c = BaseConfig(s);
+        c.partitions = snap.sources[s];
+        auto stream = SourceStream::Open(std::move(c));
+        if (!stream.ok()) {
+          const Status failed = stream.status();
+          TF_RETURN_IF_ERROR(StartThread());  // the loader goes on where it was
+          return failed;
+        }
+        rebuilt.push_back(std::move(stream).value());
+      }
+      snapshot_ = snap;
+      streams_ = std::move(rebuilt);
+    }
+    mixer_.counts = counts;
+    mixer_.total = 0;
+    for (uint64_t c : mixer_.counts) mixer_.total += c;
+    epoch_base_ = epoch_base;
+    ConfigureStreams();
+    for (size_t s = 0; s < streams_.size(); ++s) streams_[s]->Seek(positions[s]);
     next_step_ = samples / per_step;
     state_ = std::string(json);
     terminal_.reset();
-    StartThread();
-    return Status::OK();
+    metrics_.ended_source.reset();
+    return StartThread();
+  }
+
+  Status StartNextRound() override {
+    if (o_.epochs == 0) return Status::InvalidArgument("epochs=0: the stream never ends, there is no next round");
+    if (!terminal_ || !terminal_->ok()) {
+      return Status::InvalidArgument(terminal_ ? "the loader stopped on an error: " + terminal_->ToString()
+                                               : "the stream has not ended: take its batches to the end first");
+    }
+    StopThread();
+    uint64_t base = epoch_base_;
+    for (const auto& s : streams_) base = std::max(base, s->position().epoch);
+    epoch_base_ = base + 1;  // epochs no source has started: each is reshuffled
+    ConfigureStreams();
+    for (const auto& s : streams_) s->Seek({epoch_base_, 0, 0, 0});
+    state_ = StateJson(next_step_);
+    terminal_.reset();
+    metrics_.ended_source.reset();
+    return StartThread();
   }
 
   LoaderMetrics Metrics() const override {
@@ -288,6 +365,7 @@ class LoaderImpl final : public Loader {
     }
     std::lock_guard lock(lag_mu_);
     m.partition_lag = lag_;
+    m.epochs_completed = epochs_completed_;
     return m;
   }
 
@@ -295,9 +373,32 @@ class LoaderImpl final : public Loader {
   struct Item {
     Status status;
     std::optional<Batch> batch;  // nullopt with OK status: the end
+    std::optional<uint32_t> ended_source;  // at the end: the source that ran out
     std::string state;           // after this batch
     uint64_t bytes = 0;
   };
+
+  static constexpr const char* kCheckedSettings =
+      "the sources and their weights (as proportions), seq_len, seed, shuffle, block_records, window_blocks, "
+      "epochs, pack, bos_id, eos_id, pad_id, cross_document_labels and ignore_index";
+
+  // Each stream's end (the round's last epoch) and, with several sources,
+  // its permission to read on while another source has passes to make.
+  void ConfigureStreams() {
+    for (uint32_t s = 0; s < streams_.size(); ++s) {
+      streams_[s]->SetEpochEnd(o_.epochs == 0 ? 0 : epoch_base_ + o_.epochs);
+      streams_[s]->SetRepeatGate([this, s] { return AnotherSourceHasPassesToMake(s); });
+    }
+  }
+
+  // Called on the prefetch thread, which owns the streams.
+  bool AnotherSourceHasPassesToMake(uint32_t self) const {
+    for (uint32_t t = 0; t < streams_.size(); ++t) {
+      if (t == self || mixer_.weights[t] <= 0) continue;
+      if (streams_[t]->position().epoch < streams_[t]->epoch_end()) return true;
+    }
+    return false;
+  }
 
   loader::SourceConfig BaseConfig(uint32_t s) const {
     loader::SourceConfig c;
@@ -337,25 +438,71 @@ class LoaderImpl final : public Loader {
     return ParseSnapshot(e, o_.sources);
   }
 
-  std::string FingerprintFor(const ::tokenfeed::Snapshot&) const {
-    // Everything that shapes the global stream except the snapshot (which
-    // the state carries) and the world and batch sizes (which may change).
-    std::string s = "tokenfeed-loader-v1|" + std::to_string(o_.seq_len) + "|" + std::to_string(o_.seed) + "|" +
-                    std::to_string(o_.shuffle) + "|" + BlockRecordsKey() + "|" +
-                    std::to_string(o_.window_blocks) + "|" + std::to_string(o_.epochs) + "|" +
-                    std::to_string(o_.pack) + "|" + (o_.bos_id ? std::to_string(*o_.bos_id) : "-") + "|" +
-                    (o_.eos_id ? std::to_string(*o_.eos_id) : "-") + "|" + std::to_string(o_.pad_id) + "|" +
-                    std::to_string(o_.cross_document_labels) + "|" + std::to_string(o_.ignore_index);
-    for (const auto& src : o_.sources) {
+  // Everything that shapes the global stream except the snapshot (which the
+  // state carries) and the world and batch sizes (which may change), by
+  // name. Weights count as proportions: {A: 7, B: 3} is {A: 0.7, B: 0.3}.
+  std::vector<std::pair<std::string, std::string>> Settings() const {
+    auto flag = [](bool b) { return std::string(b ? "1" : "0"); };
+    auto id = [](const std::optional<uint32_t>& v) { return v ? std::to_string(*v) : std::string("-"); };
+    std::vector<std::pair<std::string, std::string>> s = {
+        {"seq_len", std::to_string(o_.seq_len)},
+        {"seed", std::to_string(o_.seed)},
+        {"shuffle", flag(o_.shuffle)},
+        {"block_records", BlockRecordsKey()},
+        {"window_blocks", std::to_string(o_.window_blocks)},
+        {"epochs", std::to_string(o_.epochs)},
+        {"pack", flag(o_.pack)},
+        {"bos_id", id(o_.bos_id)},
+        {"eos_id", id(o_.eos_id)},
+        {"pad_id", std::to_string(o_.pad_id)},
+        {"cross_document_labels", flag(o_.cross_document_labels)},
+        {"ignore_index", std::to_string(o_.ignore_index)},
+    };
+    double total = 0;
+    for (const auto& src : o_.sources) total += src.weight;
+    for (size_t i = 0; i < o_.sources.size(); ++i) {
       char w[32];
-      std::snprintf(w, sizeof(w), "%.9g", src.weight);
-      s += "|" + src.uri + "@" + w;
+      std::snprintf(w, sizeof(w), "%.9g", o_.sources[i].weight / total);
+      s.emplace_back("source " + std::to_string(i), o_.sources[i].uri + "@" + w);
     }
+    return s;
+  }
+
+  std::string Fingerprint() const {
+    std::string s = "tokenfeed-loader-v1";
+    for (const auto& [name, value] : Settings()) s += "|" + value;
     char hex[17];
     std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(XXH3_64bits(s.data(), s.size())));
     return hex;
   }
-  std::string Fingerprint() const { return FingerprintFor(snapshot_); }
+
+  // "seq_len is 32 in the state, 64 here; ..." for a state's "settings".
+  std::string SettingDifferences(simdjson::dom::object saved) const {
+    std::string out;
+    auto add = [&](const std::string& text) { out += (out.empty() ? "" : "; ") + text; };
+    size_t saved_sources = 0;
+    for (auto field : saved) saved_sources += std::string_view(field.key).starts_with("source ");
+    size_t here_sources = 0;
+    for (const auto& [name, value] : Settings()) {
+      const bool is_source = name.starts_with("source ");
+      here_sources += is_source;
+      std::string_view theirs;
+      if (saved[name].get(theirs)) {
+        if (!is_source) add(name + " is not in the state, " + value + " here");
+        continue;
+      }
+      if (theirs == value) continue;
+      if (is_source) {
+        add(name + " is " + std::string(theirs) + " in the state, " + value + " here (URI@proportion)");
+      } else {
+        add(name + " is " + std::string(theirs) + " in the state, " + value + " here");
+      }
+    }
+    if (saved_sources != here_sources) {
+      add(std::to_string(saved_sources) + " sources in the state, " + std::to_string(here_sources) + " here");
+    }
+    return out;
+  }
 
   std::string StateJson(uint64_t next_step) const {
     const uint64_t samples = next_step * o_.batch_size * o_.world_size;
@@ -369,14 +516,28 @@ class LoaderImpl final : public Loader {
            std::to_string(p.window) + ",\"doc\":" + std::to_string(p.doc) + ",\"token\":" +
            std::to_string(p.token) + "}";
     }
-    j += "],\"snapshot\":" + SnapshotJson(o_.sources, snapshot_) + "}";
+    j += "],\"epoch_base\":" + std::to_string(epoch_base_) + ",\"settings\":{";
+    bool first = true;
+    for (const auto& [name, value] : Settings()) {
+      if (!first) j += ",";
+      first = false;
+      AppendJsonString(name, &j);
+      j += ":";
+      AppendJsonString(value, &j);
+    }
+    j += "},\"snapshot\":" + SnapshotJson(o_.sources, snapshot_) + "}";
     return j;
   }
 
   // ---- the prefetch thread
-  void StartThread() {
+  Status StartThread() {
     stop_ = false;
-    thread_ = std::thread([this] { Produce(); });
+    try {
+      thread_ = std::thread([this] { Produce(); });
+    } catch (const std::system_error& e) {
+      return Status::ResourceExhausted(std::string("cannot start the loader's prefetch thread: ") + e.what());
+    }
+    return Status::OK();
   }
   void StopThread() {
     {
@@ -400,22 +561,17 @@ class LoaderImpl final : public Loader {
         });
         if (stop_) return;
       }
-      Item item;
-      auto produced = ProduceStep();
-      if (!produced.ok()) {
-        item.status = produced.status();
-      } else {
-        item.batch = std::move(produced).value();
-        if (item.batch) item.bytes = BatchBytes(*item.batch);
-        item.state = StateJson(next_step_);
-      }
+      Item item = ProduceItem();
       {
         std::lock_guard lag(lag_mu_);
         lag_.clear();
+        epochs_completed_.clear();
         uint64_t bytes = 0;
         for (const auto& s : streams_) {
-          auto l = s->Lag();
-          lag_.insert(lag_.end(), l.begin(), l.end());
+          const std::vector<uint64_t> behind = s->Lag();
+          for (uint32_t p = 0; p < behind.size(); ++p) lag_.push_back({s->config().uri, p, behind[p]});
+          const uint64_t epoch = s->position().epoch;
+          epochs_completed_.push_back(epoch > epoch_base_ ? epoch - epoch_base_ : 0);
           bytes += s->buffered_bytes();
         }
         stream_bytes_ = bytes;
@@ -431,13 +587,40 @@ class LoaderImpl final : public Loader {
     }
   }
 
+  // One step as an Item; an exception (out of memory) becomes its Status,
+  // since one escaping this thread would end the process.
+  Item ProduceItem() noexcept {
+    Item item;
+    try {
+      auto produced = ProduceStep(&item.ended_source);
+      if (!produced.ok()) {
+        item.status = produced.status();
+      } else {
+        item.batch = std::move(produced).value();
+        if (item.batch) item.bytes = BatchBytes(*item.batch);
+        item.state = StateJson(next_step_);
+      }
+    } catch (const std::bad_alloc&) {
+      item = Item();
+      item.status = Status::ResourceExhausted(
+          "out of memory preparing global step " + std::to_string(next_step_) + " (batch_size " +
+          std::to_string(o_.batch_size) + " x seq_len " + std::to_string(o_.seq_len) +
+          "): lower batch_size, seq_len, prefetch_batches or window_blocks");
+    } catch (const std::exception& e) {
+      item = Item();
+      item.status = Status::Internal("preparing global step " + std::to_string(next_step_) + ": " + e.what());
+    }
+    return item;
+  }
+
   static uint64_t BatchBytes(const Batch& b) {
     return b.tokens64.size() * 8 + (b.tokens32.size() + b.document_ids.size() + b.cu_seqlens.size()) * 4 +
            b.attention_mask.size();
   }
 
-  // One global step; this rank's rows in a Batch; nullopt at the end.
-  Result<std::optional<Batch>> ProduceStep() {
+  // One global step; this rank's rows in a Batch; nullopt at the end, with
+  // *ended_source the source that ran out.
+  Result<std::optional<Batch>> ProduceStep(std::optional<uint32_t>* ended_source) {
     const uint32_t B = o_.batch_size, T = o_.seq_len, W = o_.world_size;
     Batch batch;
     batch.batch_size = B;
@@ -459,16 +642,17 @@ class LoaderImpl final : public Loader {
     std::vector<SourcePosition> saved;
     for (const auto& s : streams_) saved.push_back(s->position());
     Mixer saved_mixer = mixer_;
-    for (uint32_t j = 0; j < B * W; ++j) {
+    for (uint64_t j = 0; j < uint64_t{B} * W; ++j) {
       const size_t src = mixer_.Next();
-      const uint32_t owner = j / B;
+      const uint64_t owner = j / B;
       const bool mine = owner == o_.rank;
-      const uint32_t row = j % B;
+      const uint32_t row = static_cast<uint32_t>(j % B);
       if (mine) batch.source_of_row[row] = static_cast<uint32_t>(src);
       TF_ASSIGN_OR_RETURN(bool filled, mine ? FillRow(*streams_[src], row, &batch) : SkipRow(*streams_[src]));
       if (!filled) {
         for (size_t s = 0; s < streams_.size(); ++s) streams_[s]->Seek(saved[s]);
         mixer_ = saved_mixer;
+        *ended_source = static_cast<uint32_t>(src);
         return std::optional<Batch>();
       }
     }
@@ -507,17 +691,20 @@ class LoaderImpl final : public Loader {
       const uint32_t len = s.length();
       const uint32_t take = std::min(len, Tn);
       s.CopyTokens(0, take, ids + base);
+      // The padding after a short document is a piece of its own (as
+      // cu_seqlens has it): document 1 of the row, positions from 0.
       for (uint32_t t = 0; t < Tn; ++t) {
-        positions[base + t] = static_cast<T>(t);
-        docs[t] = 0;
-        b->attention_mask[base + t] = t < take ? 1 : 0;
-        if (t >= take) ids[base + t] = static_cast<T>(o_.pad_id);
+        const bool pad = t >= take;
+        positions[base + t] = static_cast<T>(pad ? t - take : t);
+        docs[t] = pad ? 1 : 0;
+        b->attention_mask[base + t] = pad ? 0 : 1;
+        if (pad) ids[base + t] = static_cast<T>(o_.pad_id);
         labels[base + t] = t + 1 < take ? ids[base + t + 1] : static_cast<T>(o_.ignore_index);
       }
       b->tokens += take;
       b->cu_seqlens.push_back(flat_base + static_cast<int32_t>(take));
       if (take < Tn) b->cu_seqlens.push_back(flat_base + static_cast<int32_t>(Tn));  // the padding
-      b->max_seqlen = std::max<int32_t>(b->max_seqlen, static_cast<int32_t>(take));
+      b->max_seqlen = std::max<int32_t>(b->max_seqlen, static_cast<int32_t>(std::max(take, Tn - take)));
       s.Advance(len - s.token_offset());
       return true;
     }
@@ -586,7 +773,8 @@ class LoaderImpl final : public Loader {
   std::vector<std::unique_ptr<SourceStream>> streams_;
   Mixer mixer_;
   std::string fingerprint_;
-  uint64_t next_step_ = 0;  // owned by the prefetch thread while it runs
+  uint64_t next_step_ = 0;   // owned by the prefetch thread while it runs
+  uint64_t epoch_base_ = 0;  // the first epoch of the current round
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -596,7 +784,8 @@ class LoaderImpl final : public Loader {
   std::thread thread_;
   std::atomic<uint64_t> stream_bytes_{0};
   mutable std::mutex lag_mu_;
-  std::vector<std::string> lag_;
+  std::vector<LoaderMetrics::PartitionLag> lag_;
+  std::vector<uint64_t> epochs_completed_;
 
   std::string state_;
   std::optional<Status> terminal_;  // set once Next() saw the end or an error
@@ -605,33 +794,51 @@ class LoaderImpl final : public Loader {
   uint64_t delivered_tokens_ = 0;
 };
 
-Status Validate(const LoaderOptions& o) {
+}  // namespace
+
+Status ValidateLoaderOptions(const LoaderOptions& o) {
   auto bad = [](const std::string& m) { return Status::InvalidArgument(m); };
+  auto range = [&](const char* name, uint64_t value, uint64_t lo, uint64_t hi) {
+    if (value >= lo && value <= hi) return Status::OK();
+    return bad(std::string(name) + " must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
+               ", not " + std::to_string(value));
+  };
   if (o.sources.empty()) return bad("no source: give at least one topic URI");
-  for (const auto& s : o.sources) {
-    if (!(s.weight >= 0) || !std::isfinite(s.weight)) return bad("source " + s.uri + ": weight must be >= 0");
-  }
   double total = 0;
-  for (const auto& s : o.sources) total += s.weight;
-  if (total <= 0) return bad("the source weights add up to 0");
-  if (o.seq_len == 0 || o.seq_len > (1u << 24)) return bad("seq_len must be between 1 and 16777216");
-  if (o.batch_size == 0 || o.batch_size > (1u << 16)) return bad("batch_size must be between 1 and 65536");
-  if (uint64_t{o.batch_size} * o.seq_len > (uint64_t{1} << 31)) {
-    return bad("batch_size * seq_len must stay below 2^31 tokens per batch");
+  for (const auto& s : o.sources) {
+    if (!(s.weight >= 0) || !std::isfinite(s.weight)) {
+      return bad("source " + s.uri + ": weight must be a finite number >= 0, not " + std::to_string(s.weight));
+    }
+    total += s.weight;
   }
-  if (o.world_size == 0) return bad("world_size must be at least 1");
+  if (!(total > 0) || !std::isfinite(total)) return bad("the source weights must add up to a finite number above 0");
+  TF_RETURN_IF_ERROR(range("seq_len", o.seq_len, 1, uint64_t{1} << 24));
+  TF_RETURN_IF_ERROR(range("batch_size", o.batch_size, 1, uint64_t{1} << 16));
+  // cu_seqlens holds offsets up to batch_size * seq_len as int32.
+  uint64_t cells = 0;
+  if (__builtin_mul_overflow(uint64_t{o.batch_size}, uint64_t{o.seq_len}, &cells) ||
+      cells > uint64_t{std::numeric_limits<int32_t>::max()}) {
+    return bad("batch_size * seq_len (" + std::to_string(o.batch_size) + " x " + std::to_string(o.seq_len) +
+               ") must stay below 2^31 tokens per batch");
+  }
+  TF_RETURN_IF_ERROR(range("world_size", o.world_size, 1, uint64_t{1} << 20));
   if (o.rank >= o.world_size) {
     return bad("rank " + std::to_string(o.rank) + " is not below world_size " + std::to_string(o.world_size));
   }
-  if (o.window_blocks == 0) return bad("window_blocks must be positive");
-  if (o.prefetch_batches == 0) return bad("prefetch_batches must be at least 1");
+  TF_RETURN_IF_ERROR(range("block_records", o.block_records, 0, uint64_t{1} << 24));
+  TF_RETURN_IF_ERROR(range("window_blocks", o.window_blocks, 1, uint64_t{1} << 16));
+  TF_RETURN_IF_ERROR(range("prefetch_batches", o.prefetch_batches, 1, 1024));
+  TF_RETURN_IF_ERROR(range("memory_budget_bytes", o.memory_budget_bytes, 1, uint64_t{1} << 50));
+  TF_RETURN_IF_ERROR(range("kafka_timeout_ms", o.kafka_timeout_ms, 1, uint64_t{24} * 3600 * 1000));
+  if (o.int32_ids && (o.ignore_index < std::numeric_limits<int32_t>::min() ||
+                      o.ignore_index > std::numeric_limits<int32_t>::max())) {
+    return bad("ignore_index " + std::to_string(o.ignore_index) + " does not fit the int32 ids asked for");
+  }
   return Status::OK();
 }
 
-}  // namespace
-
 Result<std::unique_ptr<Loader>> Loader::Create(const LoaderOptions& options) {
-  TF_RETURN_IF_ERROR(Validate(options));
+  TF_RETURN_IF_ERROR(ValidateLoaderOptions(options));
   auto l = std::make_unique<LoaderImpl>(options);
   TF_RETURN_IF_ERROR(l->Init());
   return std::unique_ptr<Loader>(std::move(l));

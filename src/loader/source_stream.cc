@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
+#include <system_error>
 #include <tuple>
 
 #include "tokenfeed/record.h"
@@ -13,6 +15,7 @@ SourceStream::SourceStream(SourceConfig config) : config_(std::move(config)) {}
 Result<std::unique_ptr<SourceStream>> SourceStream::Open(SourceConfig config) {
   std::unique_ptr<SourceStream> s(new SourceStream(std::move(config)));
   const SourceConfig& c = s->config_;
+  s->epoch_end_ = c.epochs;
   s->blocks_ = MakeBlocks(c.partitions, c.block_records);
   s->windows_per_epoch_ = (s->blocks_.size() + c.window_blocks - 1) / c.window_blocks;
   for (uint32_t p = 0; p < c.partitions.size(); ++p) {
@@ -49,9 +52,15 @@ void SourceStream::SelectDoc() {
 }
 
 Result<bool> SourceStream::Ready() {
+  uint64_t windows_passed = 0;  // in this call, without a token
   while (true) {
-    if (config_.epochs != 0 && pos_.epoch >= config_.epochs) return false;
-    if (windows_per_epoch_ == 0) return false;  // an empty source
+    if (epoch_end_ != 0 && pos_.epoch >= epoch_end_ && !(repeat_ && repeat_())) return false;
+    if (windows_per_epoch_ == 0 || windows_passed > windows_per_epoch_) {
+      return Status::InvalidArgument("source " + config_.uri + " holds no token to train on (" +
+                                     std::to_string(blocks_.empty() ? 0 : windows_per_epoch_) +
+                                     " windows of records, all empty): remove it from the sources or ingest data "
+                                     "into it");
+    }
     if (pos_.window >= windows_per_epoch_) {
       pos_ = {pos_.epoch + 1, 0, 0, 0};
       loaded_ = false;
@@ -64,6 +73,7 @@ Result<bool> SourceStream::Ready() {
     if (pos_.doc >= cur_window_.order.size()) {
       pos_ = {pos_.epoch, pos_.window + 1, 0, 0};
       loaded_ = false;
+      ++windows_passed;
       continue;
     }
     if (cur_len_ == 0 || pos_.token >= cur_len_) {  // an empty document (no ids, no BOS/EOS)
@@ -203,6 +213,19 @@ Status SourceStream::ReadBlocks(uint32_t partition, const std::vector<uint32_t>&
 }
 
 void SourceStream::ReadWindow(uint64_t epoch, uint64_t window, Window* w) {
+  try {
+    ReadWindowOrThrow(epoch, window, w);
+  } catch (const std::bad_alloc&) {
+    w->status = Status::ResourceExhausted("out of memory reading window " + std::to_string(window) + " of epoch " +
+                                          std::to_string(epoch) + " of " + config_.uri +
+                                          ": lower window_blocks or block_records, or free memory");
+  } catch (const std::exception& e) {
+    w->status = Status::Internal("reading window " + std::to_string(window) + " of epoch " + std::to_string(epoch) +
+                                 " of " + config_.uri + ": " + e.what());
+  }
+}
+
+void SourceStream::ReadWindowOrThrow(uint64_t epoch, uint64_t window, Window* w) {
   const SourceConfig& c = config_;
   w->epoch = epoch;
   w->window = window;
@@ -233,15 +256,31 @@ void SourceStream::ReadWindow(uint64_t epoch, uint64_t window, Window* w) {
   std::vector<std::thread> threads;
   size_t busy = 0;
   for (const auto& blocks : by_partition) busy += !blocks.empty();
+  // Each helper reports an exception (out of memory) as its Status: one
+  // escaping a thread would end the process.
+  auto read_partition = [this, &by_partition, &plan, w, &read_upto, &results](uint32_t p) noexcept {
+    try {
+      results[p] = ReadBlocks(p, by_partition[p], plan, w, &read_upto[p]);
+    } catch (const std::bad_alloc&) {
+      results[p] = Status::ResourceExhausted("out of memory reading " + config_.uri + " partition " +
+                                             std::to_string(p) + ": lower window_blocks or block_records");
+    } catch (const std::exception& e) {
+      results[p] = Status::Internal("reading " + config_.uri + " partition " + std::to_string(p) + ": " + e.what());
+    }
+  };
+  threads.reserve(by_partition.size());
   for (uint32_t p = 0; p < by_partition.size(); ++p) {
     if (by_partition[p].empty()) continue;
-    if (busy == 1) {
-      results[p] = ReadBlocks(p, by_partition[p], plan, w, &read_upto[p]);
-    } else {
-      threads.emplace_back([this, &by_partition, &plan, w, &read_upto, &results, p] {
-        results[p] = ReadBlocks(p, by_partition[p], plan, w, &read_upto[p]);
-      });
+    bool started = false;
+    if (busy > 1) {
+      try {
+        threads.emplace_back(read_partition, p);
+        started = true;
+      } catch (const std::system_error&) {
+        // No thread to be had: read this partition here instead.
+      }
     }
+    if (!started) read_partition(p);
   }
   for (auto& t : threads) t.join();
   for (uint32_t p = 0; p < results.size(); ++p) {
@@ -283,13 +322,19 @@ void SourceStream::StartPrefetch() {
     ++epoch;
     window = 0;
   }
-  if (config_.epochs != 0 && epoch >= config_.epochs) return;
+  if (epoch_end_ != 0 && epoch >= epoch_end_ && !(repeat_ && repeat_())) return;
+  next_window_bytes_ = next_window_.capacity_bytes();
   // The epoch plans are touched by the prefetch thread alone until joined.
-  prefetch_ = std::thread([this, epoch, window] { ReadWindow(epoch, window, &next_window_); });
+  try {
+    prefetch_ = std::thread([this, epoch, window] { ReadWindow(epoch, window, &next_window_); });
+  } catch (const std::system_error&) {
+    // No thread to be had: the window is read when it is needed.
+  }
 }
 
 Status SourceStream::LoadWindow() {
   JoinPrefetch();
+  next_window_bytes_ = next_window_.capacity_bytes();
   // The topic must still hold what the snapshot names (a deleted or
   // shortened topic is an error, never a hang). For the embedded log this is
   // a few file checks per window; a Kafka cursor reports a vanished topic or
@@ -312,12 +357,10 @@ Status SourceStream::LoadWindow() {
   return Status::OK();
 }
 
-std::vector<std::string> SourceStream::Lag() const {
-  std::vector<std::string> out;
+std::vector<uint64_t> SourceStream::Lag() const {
+  std::vector<uint64_t> out;
   for (size_t p = 0; p < read_upto_.size(); ++p) {
-    uint64_t behind = topic_end_[p] > read_upto_[p] ? topic_end_[p] - read_upto_[p] : 0;
-    out.push_back(config_.uri + "#" + std::to_string(p) + ": " + std::to_string(behind) +
-                  " records behind the end");
+    out.push_back(topic_end_[p] > read_upto_[p] ? topic_end_[p] - read_upto_[p] : 0);
   }
   return out;
 }

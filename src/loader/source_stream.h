@@ -6,11 +6,14 @@
 // in the background, each partition's blocks on a thread of their own, so
 // the round trips of a remote topic overlap. Not thread-safe: used by the
 // loader's prefetch thread only (its own helper threads touch only cursors
-// and the window being filled).
+// and the window being filled; nothing else reads that window until they are
+// joined). An exception on a helper thread (out of memory) becomes the
+// window's Status, never the end of the process.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <thread>
@@ -32,7 +35,7 @@ struct SourceConfig {
   uint32_t window_blocks = 16;
   bool shuffle = true;
   uint64_t seed = 0;
-  uint32_t epochs = 1;  // 0: forever
+  uint32_t epochs = 1;  // passes in the first round; 0: forever (see SetEpochEnd)
   std::optional<uint32_t> bos, eos;
   topic::TopicConfig topic;
 };
@@ -52,9 +55,17 @@ class SourceStream {
 
   // Goes to `p`; the window is read on the next Ready().
   void Seek(const SourcePosition& p);
+  // The stream ends at the start of epoch `end` (0: never), unless `repeat`
+  // (when set) says, at that point, that it should go on into further
+  // epochs: the loader lets a source that finished its passes be read
+  // again while another source has not finished its own.
+  void SetEpochEnd(uint64_t end) { epoch_end_ = end; }
+  uint64_t epoch_end() const { return epoch_end_; }
+  void SetRepeatGate(std::function<bool()> repeat) { repeat_ = std::move(repeat); }
   // Makes the current document available, reading windows and starting
   // epochs as needed. false: the last epoch is done. Errors name the URI,
-  // partition and offset.
+  // partition and offset; a source whose records hold no token at all is
+  // an error, not an endless search.
   Result<bool> Ready();
 
   // The current document (after Ready() returned true): its length with BOS/
@@ -70,9 +81,12 @@ class SourceStream {
 
   const SourcePosition& position() const { return pos_; }
   const SourceConfig& config() const { return config_; }
-  uint64_t buffered_bytes() const { return cur_window_.capacity_bytes() + next_window_.capacity_bytes(); }
-  // Per partition: the last offset read and the topic's end as of the last window load.
-  std::vector<std::string> Lag() const;
+  // The window in use and the one being read, as measured when its reading
+  // began or was joined (reading it now would race its reader).
+  uint64_t buffered_bytes() const { return cur_window_.capacity_bytes() + next_window_bytes_; }
+  // Per partition: records from the end of the last block read to the
+  // topic's end (as last checked, at a window load).
+  std::vector<uint64_t> Lag() const;
 
  private:
   struct Doc {
@@ -115,6 +129,7 @@ class SourceStream {
   // Reads window (epoch, window) into *w (on the calling thread, with one
   // helper thread per partition that has blocks in it).
   void ReadWindow(uint64_t epoch, uint64_t window, Window* w);
+  void ReadWindowOrThrow(uint64_t epoch, uint64_t window, Window* w);
   // One epoch's block order and, per block, where the run of adjacent
   // blocks that one cursor reads after it without a seek ends (across
   // windows: unshuffled, a whole partition is one run). The cursor is told
@@ -143,9 +158,12 @@ class SourceStream {
   std::map<uint64_t, EpochPlan> epoch_plans_;  // at most two epochs
   std::vector<std::unique_ptr<topic::PartitionCursor>> cursors_;
   SourcePosition pos_;
+  uint64_t epoch_end_ = 0;
+  std::function<bool()> repeat_;
   bool loaded_ = false;  // cur_window_ is pos_'s window
   Window cur_window_, next_window_;
   std::thread prefetch_;
+  uint64_t next_window_bytes_ = 0;  // next_window_'s size when last safe to measure
   const Doc* cur_ = nullptr;
   uint32_t cur_len_ = 0;
   std::vector<uint64_t> read_upto_;   // per partition: end of the last block read

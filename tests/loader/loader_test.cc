@@ -8,6 +8,14 @@
 #include <string>
 #include <vector>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
 #include <gtest/gtest.h>
 
 #include "base/scoped_temp_dir.h"
@@ -404,6 +412,246 @@ TEST_F(LoaderTest, UnknownRecordVersionAndDeletedTopicAreErrorsNotHangs) {
     else if (!*n) break;
   }
   EXPECT_FALSE(last.ok()) << "the loader went on after its topic was deleted";
+}
+
+TEST_F(LoaderTest, AnEmptySourceIsRefusedNamingIt) {
+  std::string full = MakeTopic(dir_, "full", 2, 300);
+  std::string empty = MakeTopic(dir_, "empty", 2, 0);
+  for (uint32_t epochs : {0u, 1u}) {
+    LoaderOptions o = Opts({{full, 1}, {empty, 1}}, 16, 2);
+    o.epochs = epochs;
+    auto l = Loader::Create(o);
+    ASSERT_FALSE(l.ok()) << "epochs " << epochs;
+    EXPECT_EQ(l.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(l.status().message().find(empty), std::string::npos) << l.status().ToString();
+    EXPECT_NE(l.status().message().find("empty"), std::string::npos) << l.status().ToString();
+  }
+  // With weight 0 it contributes nothing and is allowed.
+  LoaderOptions o = Opts({{full, 1}, {empty, 0}}, 16, 2);
+  auto l = Make(o);
+  ASSERT_NE(l, nullptr);
+  EXPECT_FALSE(Drain(*l).empty());
+}
+
+// epochs=N with mixing: the stream ends when every source has completed N
+// passes; a source that finishes first is read again (reshuffled), so the
+// weights hold to the end; metrics name the source that ended it.
+TEST_F(LoaderTest, MixedEpochsEndWhenEverySourceHasMadeItsPasses) {
+  std::string a = MakeTopic(dir_, "a", 2, 2000, 0);
+  std::string b = MakeTopic(dir_, "b", 1, 300, 100000);
+  LoaderOptions o = Opts({{a, 0.5}, {b, 0.5}}, 16, 4);
+  o.epochs = 1;
+  o.pack = false;  // one document per row: rows name their documents
+  auto l = Make(o);
+  std::map<int64_t, int> seen_a, seen_b;
+  uint64_t rows_a = 0, rows_b = 0;
+  std::vector<Batch> batches;
+  (void)Drain(*l, SIZE_MAX, &batches);
+  for (Batch& batch : batches) {
+    for (uint32_t r = 0; r < batch.batch_size; ++r) {
+      const int64_t doc = batch.input_ids64()[r * 16] / kStride;
+      if (batch.source_of_row[r] == 0) {
+        ++seen_a[doc];
+        ++rows_a;
+      } else {
+        ++seen_b[doc];
+        ++rows_b;
+      }
+    }
+  }
+  // Every document of the larger source shows up (its pass is complete up
+  // to the last unfilled step), exactly once.
+  EXPECT_GE(seen_a.size(), 2000u - 4u);
+  for (auto& [doc, n] : seen_a) EXPECT_EQ(n, 1) << "document " << doc;
+  // The smaller one was read about 2000/300 times over, in equal measure.
+  EXPECT_EQ(seen_b.size(), 300u);
+  EXPECT_LE(rows_a > rows_b ? rows_a - rows_b : rows_b - rows_a, 1u);
+  LoaderMetrics m = l->Metrics();
+  ASSERT_TRUE(m.ended_source.has_value());
+  EXPECT_EQ(*m.ended_source, 0u) << "the larger source ends the stream";
+  ASSERT_EQ(m.epochs_completed.size(), 2u);
+  EXPECT_GE(m.epochs_completed[1], 5u);
+}
+
+TEST_F(LoaderTest, MixedEpochsResumeExactly) {
+  std::string a = MakeTopic(dir_, "a", 2, 1500, 0);
+  std::string b = MakeTopic(dir_, "b", 1, 200, 100000);
+  LoaderOptions o = Opts({{a, 0.6}, {b, 0.4}}, 16, 4);
+  o.epochs = 1;
+  auto full = Make(o);
+  auto want = Drain(*full);
+  ASSERT_GT(want.size(), 400u);
+  for (size_t k : {13u, 150u}) {
+    auto first = Make(o);
+    auto head = Drain(*first, k);
+    auto resumed = Make(o);
+    ASSERT_TRUE(resumed->LoadState(first->State()).ok());
+    auto tail = Drain(*resumed);
+    head.insert(head.end(), tail.begin(), tail.end());
+    EXPECT_EQ(head, want) << "resumed at step " << k;
+  }
+}
+
+// After the end, StartNextRound gives another round of N passes, each
+// reshuffled; a state taken in the second round resumes there.
+TEST_F(LoaderTest, NextRoundIsAnotherReshuffledPassAndResumes) {
+  std::string uri = MakeTopic(dir_, "t", 2, 400);
+  LoaderOptions o = Opts({{uri, 1}}, 8, 1);
+  o.pack = false;
+  auto l = Make(o);
+  auto first = Drain(*l);
+  ASSERT_EQ(first.size(), 400u);
+  EXPECT_TRUE(Drain(*l).empty()) << "without a new round the stream stays at its end";
+  ASSERT_TRUE(l->StartNextRound().ok());
+  auto second_head = Drain(*l, 100);
+  const std::string state = l->State();
+  auto second_tail = Drain(*l);
+  auto second = second_head;
+  second.insert(second.end(), second_tail.begin(), second_tail.end());
+  ASSERT_EQ(second.size(), 400u);
+  EXPECT_NE(second, first) << "the second round is reshuffled";
+  auto docs = [](const std::vector<std::vector<int64_t>>& rows) {
+    std::set<int64_t> d;
+    for (const auto& r : rows) d.insert(r[0] / kStride);
+    return d;
+  };
+  EXPECT_EQ(docs(second), docs(first));
+  auto resumed = Make(o);
+  ASSERT_TRUE(resumed->LoadState(state).ok());
+  EXPECT_EQ(Drain(*resumed), second_tail);
+  // Not before the end, and never for a stream without end.
+  EXPECT_EQ(Make(o)->StartNextRound().code(), StatusCode::kInvalidArgument);
+  LoaderOptions forever = o;
+  forever.epochs = 0;
+  EXPECT_EQ(Make(forever)->StartNextRound().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(LoaderTest, WeightsCountAsProportionsAndADifferentSettingIsNamed) {
+  std::string a = MakeTopic(dir_, "a", 1, 300, 0);
+  std::string b = MakeTopic(dir_, "b", 1, 300, 100000);
+  auto l = Make(Opts({{a, 0.7}, {b, 0.3}}, 16, 2));
+  (void)Drain(*l, 3);
+  const std::string state = l->State();
+  EXPECT_TRUE(Make(Opts({{a, 7}, {b, 3}}, 16, 2))->LoadState(state).ok());
+  LoaderOptions other = Opts({{a, 0.7}, {b, 0.3}}, 16, 2);
+  other.pad_id = 5;
+  Status s = Make(other)->LoadState(state);
+  EXPECT_NE(s.message().find("other sources or settings"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("pad_id is 0 in the state, 5 here"), std::string::npos) << s.ToString();
+  other = Opts({{a, 0.5}, {b, 0.5}}, 16, 2);
+  s = Make(other)->LoadState(state);
+  EXPECT_NE(s.message().find("source 0 is " + a + "@0.7 in the state, " + a + "@0.5 here"), std::string::npos)
+      << s.ToString();
+  other = Opts({{a, 0.7}, {b, 0.3}}, 16, 2);
+  other.epochs = 2;
+  EXPECT_NE(Make(other)->LoadState(state).message().find("epochs is 1 in the state, 2 here"), std::string::npos);
+}
+
+// Without packing, the padding after a short document is a piece of its own
+// in every key: cu_seqlens, document_ids and position_ids agree.
+TEST_F(LoaderTest, UnpackedPaddingIsAPieceOfItsOwnInEveryKey) {
+  std::string uri = MakeTopic(dir_, "t", 1, 60);
+  LoaderOptions o = Opts({{uri, 1}}, 40, 6);
+  o.pack = false;
+  auto l = Make(o);
+  std::vector<Batch> batches;
+  (void)Drain(*l, 3, &batches);
+  ASSERT_FALSE(batches.empty());
+  for (Batch& b : batches) {
+    std::vector<int32_t> bounds = {0};
+    int32_t longest = 0, run = 0;
+    for (uint32_t r = 0; r < b.batch_size; ++r) {
+      for (uint32_t t = 0; t < b.seq_len; ++t) {
+        const size_t i = size_t{r} * b.seq_len + t;
+        const bool starts = t == 0 || b.document_ids[i] != b.document_ids[i - 1];
+        if (starts && t > 0) bounds.push_back(static_cast<int32_t>(i));
+        if (starts) run = 0;
+        longest = std::max(longest, ++run);
+        EXPECT_EQ(b.position_ids64()[i], starts ? 0 : b.position_ids64()[i - 1] + 1) << "row " << r << " t " << t;
+        EXPECT_EQ(b.document_ids[i], b.attention_mask[i] ? 0 : 1);
+      }
+      bounds.push_back(static_cast<int32_t>((r + 1) * b.seq_len));
+    }
+    EXPECT_EQ(b.cu_seqlens, bounds);
+    EXPECT_EQ(b.max_seqlen, longest);
+  }
+}
+
+TEST_F(LoaderTest, ABatchOf2To31TokensIsRefused) {
+  std::string uri = MakeTopic(dir_, "t", 1, 10);
+  LoaderOptions o = Opts({{uri, 1}}, 1u << 24, 128);  // exactly 2^31 tokens
+  auto l = Loader::Create(o);
+  ASSERT_FALSE(l.ok());
+  EXPECT_NE(l.status().message().find("batch_size * seq_len"), std::string::npos) << l.status().ToString();
+  o.batch_size = 127;
+  o.prefetch_batches = 1;
+  o.memory_budget_bytes = 1;
+  EXPECT_TRUE(ValidateLoaderOptions(o).ok());
+  LoaderOptions named = Opts({{uri, 1}}, 16, 2);
+  named.prefetch_batches = 0;
+  EXPECT_NE(ValidateLoaderOptions(named).message().find("prefetch_batches must be between 1 and 1024, not 0"),
+            std::string::npos);
+  named = Opts({{uri, 1}}, 16, 2);
+  named.memory_budget_bytes = 0;
+  EXPECT_NE(ValidateLoaderOptions(named).message().find("memory_budget_bytes"), std::string::npos);
+}
+
+// In a child process: 0 when a loader whose batch cannot be allocated under
+// an address-space limit reports it from Next().
+int NextUnderAnAddressSpaceLimit(const std::string& uri) {
+  // Room for what the process holds, not for a 50 GB batch.
+  long pages = 0;
+  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
+    std::fclose(f);
+  }
+  const rlim_t limit = static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + (rlim_t{2} << 30);
+  const rlimit rl{limit, limit};
+  if (setrlimit(RLIMIT_AS, &rl) != 0) return 4;
+  auto l = Loader::Create(Opts({{uri, 1}}, 32767, 65536));
+  if (!l.ok()) return 2;
+  auto b = (*l)->Next();
+  const bool reported = !b.ok() && b.status().code() == StatusCode::kResourceExhausted &&
+                        b.status().message().find("out of memory") != std::string::npos;
+  return reported ? 0 : 3;
+}
+
+// An exception on the prefetch thread (here: out of memory for a batch) is
+// the Status of Next(), not the end of the process.
+TEST_F(LoaderTest, OutOfMemoryOnThePrefetchThreadIsAnError) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "an address-space limit and a sanitizer's shadow memory do not mix";
+#else
+  std::string uri = MakeTopic(dir_, "t", 1, 100);
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(std::_Exit(NextUnderAnAddressSpaceLimit(uri)), ::testing::ExitedWithCode(0), "");
+#endif
+}
+
+// Metrics and the buffered-byte count while windows are being read in the
+// background (the sanitized build checks that nothing races).
+TEST_F(LoaderTest, MetricsWhileWindowsAreReadInTheBackground) {
+  std::string uri = MakeTopic(dir_, "t", 4, 4000);
+  LoaderOptions o = Opts({{uri, 1}}, 32, 4);
+  o.block_records = 8;
+  o.window_blocks = 2;
+  o.prefetch_batches = 2;
+  auto l = Make(o);
+  uint64_t max_bytes = 0;
+  for (int i = 0; i < 400; ++i) {
+    auto b = l->Next();
+    ASSERT_TRUE(b.ok());
+    if (!*b) break;
+    LoaderMetrics m = l->Metrics();
+    max_bytes = std::max(max_bytes, m.buffered_bytes);
+    ASSERT_EQ(m.partition_lag.size(), 4u);
+    for (uint32_t p = 0; p < 4; ++p) {
+      EXPECT_EQ(m.partition_lag[p].partition, p);
+      EXPECT_EQ(m.partition_lag[p].uri, uri);
+      EXPECT_LE(m.partition_lag[p].records_behind, 1000u);
+    }
+  }
+  EXPECT_GT(max_bytes, 0u);
 }
 
 }  // namespace
