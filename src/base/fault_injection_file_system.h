@@ -59,6 +59,14 @@ class FaultInjectionFileSystem final : public FileSystem {
     // prefix of its unsynced bytes, as when the kernel had written some pages
     // back, which leaves torn batches at the tail.
     bool keep_random_unsynced_prefix = false;
+    // With keep_random_unsynced_prefix: write-back out of order. The file
+    // keeps a random length of its unsynced bytes (its size reached the
+    // disk), but within that length each block of unsynced bytes (aligned in
+    // the file) was written back or not, at random; one that was not reads as
+    // zeros, as a hole or an unwritten extent does. Leaves holes inside the
+    // kept bytes, and valid batches after torn ones.
+    bool reorder_write_back = false;
+    uint64_t block_bytes = 512;
     uint64_t seed = 1;
   };
 

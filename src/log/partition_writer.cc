@@ -240,7 +240,10 @@ class PartitionWriterImpl final : public PartitionWriter {
     segment_ = std::move(file).value();
     active_base_ = base;
     active_size_ = f::kSegmentHeaderSize;
+    // Durable with the new segment: without a recovery point for it, the
+    // next open could not tell its torn tail from damage.
     recovery_point_.Note({active_base_, active_size_});
+    (void)recovery_point_.Sync();
     index_entries_.clear();
     last_indexed_position_ = f::kSegmentHeaderSize;
     RewriteActiveIndex();
