@@ -1,7 +1,8 @@
 // FaultInjectionFileSystem: a FileSystem for tests that forwards to a real one
 // and remembers what is not yet durable, so that SimulatePowerCut() can undo
-// it: file bytes not fsynced, files and directories created since their
-// directory was last synced, renames not yet synced. It also fails chosen
+// it: file bytes not fsynced (all of them, a random prefix, or blocks
+// written back out of order, leaving holes of zeros), files and directories
+// created since their directory was last synced, renames not yet synced. It also fails chosen
 // operations (EIO, ENOSPC, ...) and models a disk with limited free space.
 // It is not a crash simulator for other processes: only I/O done through this
 // object is tracked. Removes and truncates count as durable at once.
