@@ -49,6 +49,7 @@ Result<std::optional<RecoveryPoint>> LoadRecoveryPoint(FileSystem* fs, const std
 Status RecoveryPointWriter::Start(FileSystem* fs, const std::string& path, RecoveryPoint point) {
   file_.reset();
   ok_ = false;
+  const bool existed = fs->Stat(path).ok();
   Result<std::unique_ptr<WritableFile>> file = fs->OpenWritable(path, FileSystem::WriteMode::kTruncate);
   Status s = file.status();
   if (s.ok()) {
@@ -56,6 +57,9 @@ Status RecoveryPointWriter::Start(FileSystem* fs, const std::string& path, Recov
     ok_ = true;
     Append(point);
     s = ok_ ? Sync() : Status::IoError("writing the recovery point '" + path + "' failed");
+    // A new file's directory entry must be durable too, or a power cut
+    // takes the whole file away.
+    if (s.ok() && !existed) s = fs->SyncDir(ParentDir(path));
   }
   if (!s.ok()) {
     // An older file must not stay behind: it could claim more than the
