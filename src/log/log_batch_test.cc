@@ -40,7 +40,8 @@ class ChangedBytesTest : public ::testing::Test {
       ASSERT_LE(++n, v.size()) << "the walk yields at most the view's records";
       if (r.bytes.empty()) continue;
       EXPECT_GE(r.bytes.data(), within.data());
-      EXPECT_LE(r.bytes.data() + r.bytes.size(), within.data() + within.size()) << "record at offset " << r.offset.value();
+      EXPECT_LE(r.bytes.data() + r.bytes.size(), within.data() + within.size())
+          << "record at offset " << r.offset.value();
     }
   }
 

@@ -157,8 +157,8 @@ Result<RecoveredPartition> RecoverPartition(FileSystem* fs, const PartitionLayou
             "copy of the segment, then restore the partition from a copy, or let the writer set the damaged bytes "
             "aside and go on (WriterOptions::discard_after_damage; by hand: cp '" + reader->path() + "' '" +
             reader->path() + ".damaged' && truncate -s " + Num(scan.position) + " '" + reader->path() +
-            "' && rm '" + layout.RecoveryPointPath() + "'), which loses every record from offset " + ToString(scan.offset) + " on (docs/log_format.md, "
-            "\"Damage\")");
+            "' && rm '" + layout.RecoveryPointPath() + "'), which loses every record from offset " +
+            ToString(scan.offset) + " on (docs/log_format.md, \"Damage: what happens and how to choose\")");
       }
       if (scan.position < file_size) {
         TF_ASSIGN_OR_RETURN(out.report.quarantined_file,
