@@ -65,10 +65,12 @@ struct WriterOptions {
   FsyncPolicy fsync = FsyncPolicy::kEachBatch;
   uint32_t fsync_interval_ms = 1000;               // kInterval only
   uint64_t fsync_interval_bytes = uint64_t{64} << 20;  // kInterval only
-  // When the last segment holds a damaged batch followed by valid ones (damage
-  // in the middle, not a torn write) the writer refuses to open. Set this to
-  // open anyway, cutting the segment at the damaged batch and losing every
-  // record from there on (the recovery report says how many bytes).
+  // When the last segment holds damage (a batch that fails its checks below
+  // the point the writer had synced, or one followed by valid batches; see
+  // docs/log_format.md) the writer refuses to open. Set this to open anyway:
+  // the bytes from the damaged batch on are copied to a file beside the
+  // segment ("<segment>.damaged-<position>", synced), then cut off, losing
+  // every record from there on (the recovery report says where they are).
   bool discard_after_damage = false;
 };
 
@@ -90,17 +92,22 @@ struct AppendResult {
   Offset end_offset() const { return base_offset + record_count; }
 };
 
-// What opening a writer repaired. A torn tail (a batch cut short by a crash,
-// or failing its checksum with nothing valid after it) is cut off; a segment
-// file left empty by a crash while starting a new segment is removed.
+// What opening a writer repaired. A torn tail (bytes written after the last
+// sync that a crash left partial, or a power cut left reordered or zeroed) is
+// cut off; a segment file left empty by a crash while starting a new segment
+// is removed. Damage to bytes that were synced is not repaired: the writer
+// refuses to open (Corruption) unless discard_after_damage asks it to set the
+// damaged bytes aside in quarantined_file and cut them off.
 struct RecoveryReport {
   std::string truncated_segment;  // empty when nothing was cut
   uint64_t truncated_at_position = 0;
   uint64_t truncated_bytes = 0;
   std::string truncation_reason;
+  bool damage = false;             // damage was discarded on request
+  std::string quarantined_file;    // where the discarded bytes were kept
   std::vector<std::string> removed_segments;
   uint32_t rebuilt_indexes = 0;
-  bool clean() const { return truncated_segment.empty() && removed_segments.empty(); }
+  bool clean() const { return truncated_segment.empty() && removed_segments.empty() && !damage; }
   std::string ToString() const;
 };
 
@@ -174,6 +181,9 @@ struct PartitionDescription {
   uint64_t record_count = 0;
   uint64_t bytes = 0;  // size of the segment files
   uint32_t segment_count = 0;
+  // Empty, or what is wrong with bytes after the last valid batch (a torn
+  // write not yet cut by a writer's open, or damage), which are not counted.
+  std::string problem;
 };
 
 struct TopicDescription {

@@ -78,19 +78,26 @@ class BatchView {
   // When the writer appended the batch (milliseconds since 1970, its clock).
   int64_t append_time_unix_ms() const { return append_time_unix_ms_; }
 
+  // Walks the entries, never past the end of the batch's bytes nor past its
+  // last record, even if those bytes changed after they were checked (a
+  // segment overwritten in place under a reader): a record never reaches
+  // outside the batch.
   class Iterator {
    public:
-    Iterator(const uint8_t* p, Offset offset) : p_(p), offset_(offset) {}
+    Iterator(const uint8_t* p, const uint8_t* end, Offset offset, Offset end_offset)
+        : p_(p), end_(end), offset_(offset), end_offset_(end_offset) {}
     LogRecord operator*() const;
     Iterator& operator++();
     bool operator==(const Iterator& o) const { return p_ == o.p_; }
 
    private:
     const uint8_t* p_;
+    const uint8_t* end_;
     Offset offset_;
+    Offset end_offset_;
   };
-  Iterator begin() const { return {begin_, first_}; }
-  Iterator end() const { return {end_, end_offset()}; }
+  Iterator begin() const { return {count_ == 0 ? end_ : begin_, end_, first_, end_offset()}; }
+  Iterator end() const { return {end_, end_, end_offset(), end_offset()}; }
 
  private:
   friend struct BatchViewAccess;

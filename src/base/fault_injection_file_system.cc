@@ -368,10 +368,25 @@ Status FaultInjectionFileSystem::SimulatePowerCut(const PowerCutOptions& options
     if (st.size > st.synced_size) {
       uint64_t keep = st.synced_size;
       if (options.keep_random_unsynced_prefix) keep += rng() % (st.size - st.synced_size + 1);
+      std::string kept;  // the unsynced bytes kept, with holes, when written back out of order
+      if (options.keep_random_unsynced_prefix && options.reorder_write_back && keep > st.synced_size) {
+        TF_ASSIGN_OR_RETURN(std::unique_ptr<RandomAccessFile> r, base_->OpenReadable(it->first));
+        kept.resize(keep - st.synced_size);
+        TF_ASSIGN_OR_RETURN(size_t n, r->ReadAt(st.synced_size, {reinterpret_cast<uint8_t*>(kept.data()), kept.size()}));
+        kept.resize(n);
+        const uint64_t block = std::max<uint64_t>(options.block_bytes, 1);
+        for (uint64_t start = st.synced_size / block * block; start < st.synced_size + kept.size(); start += block) {
+          if (rng() % 2 == 0) continue;  // this block reached the disk
+          const uint64_t from = std::max(start, st.synced_size) - st.synced_size;
+          const uint64_t to = std::min<uint64_t>(start + block - st.synced_size, kept.size());
+          std::fill(kept.begin() + static_cast<std::ptrdiff_t>(from), kept.begin() + static_cast<std::ptrdiff_t>(to), '\0');
+        }
+      }
       TF_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> f, base_->OpenWritable(it->first, WriteMode::kAppend));
-      TF_RETURN_IF_ERROR(f->Truncate(keep));
+      TF_RETURN_IF_ERROR(f->Truncate(kept.empty() ? keep : st.synced_size));
+      if (!kept.empty()) TF_RETURN_IF_ERROR(f->Append({reinterpret_cast<const uint8_t*>(kept.data()), kept.size()}));
       TF_RETURN_IF_ERROR(f->Sync());
-      st.size = keep;
+      st.size = f->Size();
     }
     st.synced_size = st.size;
     ++it;

@@ -1,7 +1,8 @@
 // FaultInjectionFileSystem: a FileSystem for tests that forwards to a real one
 // and remembers what is not yet durable, so that SimulatePowerCut() can undo
-// it: file bytes not fsynced, files and directories created since their
-// directory was last synced, renames not yet synced. It also fails chosen
+// it: file bytes not fsynced (all of them, a random prefix, or blocks
+// written back out of order, leaving holes of zeros), files and directories
+// created since their directory was last synced, renames not yet synced. It also fails chosen
 // operations (EIO, ENOSPC, ...) and models a disk with limited free space.
 // It is not a crash simulator for other processes: only I/O done through this
 // object is tracked. Removes and truncates count as durable at once.
@@ -59,6 +60,14 @@ class FaultInjectionFileSystem final : public FileSystem {
     // prefix of its unsynced bytes, as when the kernel had written some pages
     // back, which leaves torn batches at the tail.
     bool keep_random_unsynced_prefix = false;
+    // With keep_random_unsynced_prefix: write-back out of order. The file
+    // keeps a random length of its unsynced bytes (its size reached the
+    // disk), but within that length each block of unsynced bytes (aligned in
+    // the file) was written back or not, at random; one that was not reads as
+    // zeros, as a hole or an unwritten extent does. Leaves holes inside the
+    // kept bytes, and valid batches after torn ones.
+    bool reorder_write_back = false;
+    uint64_t block_bytes = 512;
     uint64_t seed = 1;
   };
 

@@ -1,5 +1,6 @@
 #include "base/fault_injection_file_system.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <string>
 
@@ -61,6 +62,44 @@ TEST_F(FaultInjectionFileSystemTest, PowerCutCanKeepATornPrefix) {
   ASSERT_LE(c.size(), 1004u);
   EXPECT_EQ(c.substr(0, 4), "AAAA");
   EXPECT_EQ(c.substr(4), std::string(c.size() - 4, 'B'));
+}
+
+// Out-of-order write-back: synced bytes stay, and the kept unsynced bytes
+// are each either as written or zero, block by block, with both kinds seen
+// and holes before written blocks.
+TEST_F(FaultInjectionFileSystemTest, PowerCutCanWriteBackOutOfOrderLeavingHoles) {
+  const std::string path = dir_.Join("holes");
+  int holes_before_data = 0;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    {
+      auto w = fs_.OpenWritable(path, FileSystem::WriteMode::kTruncate);
+      ASSERT_TRUE(w.ok());
+      ASSERT_TRUE(fs_.SyncDir(dir_.path()).ok());
+      ASSERT_TRUE((*w)->Append(Bytes(std::string(700, 'A'))).ok());  // not block-aligned
+      ASSERT_TRUE((*w)->Sync().ok());
+      ASSERT_TRUE((*w)->Append(Bytes(std::string(8000, 'B'))).ok());
+    }
+    FaultInjectionFileSystem::PowerCutOptions options;
+    options.keep_random_unsynced_prefix = true;
+    options.reorder_write_back = true;
+    options.block_bytes = 512;
+    options.seed = seed;
+    ASSERT_TRUE(fs_.SimulatePowerCut(options).ok());
+    const std::string c = Contents(path);
+    ASSERT_GE(c.size(), 700u);
+    ASSERT_LE(c.size(), 8700u);
+    EXPECT_EQ(c.substr(0, 700), std::string(700, 'A')) << "synced bytes are never touched";
+    bool hole = false;
+    for (size_t block = 512; block < c.size(); block += 512) {
+      const size_t from = std::max<size_t>(block, 700), to = std::min(block + 512, c.size());
+      const std::string part = c.substr(from, to - from);
+      const bool zero = part == std::string(part.size(), '\0');
+      EXPECT_TRUE(zero || part == std::string(part.size(), 'B')) << "block at " << block << " is whole or a hole";
+      if (zero) hole = true;
+      if (!zero && hole) ++holes_before_data;
+    }
+  }
+  EXPECT_GT(holes_before_data, 0) << "holes before written blocks: not only prefixes";
 }
 
 TEST_F(FaultInjectionFileSystemTest, PowerCutRemovesEntriesNotMadeDurableInTheirDirectory) {

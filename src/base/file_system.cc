@@ -24,6 +24,18 @@ auto RetryOnEintr(F f) {
   }
 }
 
+// An open that met a symbolic link where a file was expected (O_NOFOLLOW):
+// the log never follows links in its own directories, since a link planted
+// there (a LOCK pointing at someone's file) would make it write elsewhere.
+Status OpenError(int err, std::string_view operation, const std::string& path) {
+  if (err == ELOOP) {
+    return Status::InvalidArgument(std::string(operation) + " '" + path +
+                                   "': it is a symbolic link, and files of the log are never opened through links; "
+                                   "replace the link with the file itself");
+  }
+  return Status::FromErrno(err, operation, path);
+}
+
 class PosixWritableFile final : public WritableFile {
  public:
   PosixWritableFile(std::string path, int fd, uint64_t size) : path_(std::move(path)), fd_(fd), size_(size) {}
@@ -149,14 +161,14 @@ class PosixFileLock final : public FileLock {
 class PosixFileSystem final : public FileSystem {
  public:
   Result<std::unique_ptr<WritableFile>> OpenWritable(const std::string& path, WriteMode mode) override {
-    int flags = O_WRONLY | O_CLOEXEC;
+    int flags = O_WRONLY | O_CLOEXEC | O_NOFOLLOW;
     switch (mode) {
       case WriteMode::kCreateNew: flags |= O_CREAT | O_EXCL; break;
       case WriteMode::kTruncate: flags |= O_CREAT | O_TRUNC; break;
       case WriteMode::kAppend: break;
     }
     const int fd = RetryOnEintr([&] { return ::open(path.c_str(), flags, 0644); });
-    if (fd < 0) return Status::FromErrno(errno, "open for writing", path);
+    if (fd < 0) return OpenError(errno, "open for writing", path);
     uint64_t size = 0;
     if (mode == WriteMode::kAppend) {
       struct stat st;
@@ -171,15 +183,19 @@ class PosixFileSystem final : public FileSystem {
   }
 
   Result<std::unique_ptr<RandomAccessFile>> OpenReadable(const std::string& path) override {
-    const int fd = RetryOnEintr([&] { return ::open(path.c_str(), O_RDONLY | O_CLOEXEC); });
-    if (fd < 0) return Status::FromErrno(errno, "open for reading", path);
+    const int fd = RetryOnEintr([&] { return ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW); });
+    if (fd < 0) return OpenError(errno, "open for reading", path);
     return std::unique_ptr<RandomAccessFile>(new PosixRandomAccessFile(path, fd));
   }
 
   Result<FileInfo> Stat(const std::string& path) override {
     struct stat st;
-    if (::stat(path.c_str(), &st) != 0) return Status::FromErrno(errno, "stat", path);
-    return FileInfo{static_cast<uint64_t>(st.st_size), S_ISDIR(st.st_mode)};
+    if (::lstat(path.c_str(), &st) != 0) return Status::FromErrno(errno, "stat", path);
+    if (!S_ISLNK(st.st_mode)) return FileInfo{static_cast<uint64_t>(st.st_size), S_ISDIR(st.st_mode), false};
+    // A link: what it points to, if anything (a dangling link is an empty file).
+    struct stat target;
+    if (::stat(path.c_str(), &target) != 0) return FileInfo{0, false, true};
+    return FileInfo{static_cast<uint64_t>(target.st_size), S_ISDIR(target.st_mode), true};
   }
 
   Result<std::vector<std::string>> ListDir(const std::string& path) override {
@@ -231,8 +247,8 @@ class PosixFileSystem final : public FileSystem {
   }
 
   Result<std::unique_ptr<FileLock>> LockFile(const std::string& path, std::string_view holder) override {
-    const int fd = RetryOnEintr([&] { return ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644); });
-    if (fd < 0) return Status::FromErrno(errno, "open lock file", path);
+    const int fd = RetryOnEintr([&] { return ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644); });
+    if (fd < 0) return OpenError(errno, "open lock file", path);
     // flock locks belong to the open file description, so a second open of
     // the same file conflicts even inside this process (fcntl locks would
     // not), and the kernel drops them when the holder dies.
@@ -337,7 +353,9 @@ Result<std::string> ReadFileToString(FileSystem* fs, const std::string& path) {
 
 Status RemoveTree(FileSystem* fs, const std::string& path) {
   TF_ASSIGN_OR_RETURN(FileInfo info, fs->Stat(path));
-  if (!info.is_directory) return fs->RemoveFile(path);
+  // A link is removed itself, never what it points to: a link inside a topic
+  // must not empty a directory elsewhere.
+  if (!info.is_directory || info.is_symlink) return fs->RemoveFile(path);
   TF_ASSIGN_OR_RETURN(std::vector<std::string> names, fs->ListDir(path));
   for (const std::string& name : names) TF_RETURN_IF_ERROR(RemoveTree(fs, JoinPath(path, name)));
   return fs->RemoveDir(path);

@@ -2,7 +2,9 @@
 // I/O, so that tests can swap in FaultInjectionFileSystem and drop every byte
 // that was not fsynced, or fail chosen operations with ENOSPC or EIO.
 // It is not a general VFS: it has exactly the operations the log needs
-// (reads are pread or, for files that never shrink, a read-only mmap).
+// (reads are pread or, for files that never shrink, a read-only mmap). Files
+// are opened without following a symbolic link in the last path component
+// (InvalidArgument): a link planted in a topic cannot redirect a write.
 // Durability follows POSIX: WritableFile bytes are durable after Sync(); a
 // new, renamed or removed directory entry is durable after SyncDir() on its
 // directory. Bytes are visible to other processes as soon as Append returns.
@@ -71,9 +73,12 @@ class FileLock {
   virtual ~FileLock() = default;
 };
 
+// A symbolic link is reported with is_symlink set and the size and kind of
+// what it points to (a dangling link: size 0, not a directory).
 struct FileInfo {
   uint64_t size = 0;
   bool is_directory = false;
+  bool is_symlink = false;
 };
 
 class FileSystem {
@@ -124,7 +129,7 @@ Status CreateDirs(FileSystem* fs, const std::string& path);
 // contents: temporary file, Sync, Rename, SyncDir.
 Status WriteFileAtomically(FileSystem* fs, const std::string& path, std::string_view contents);
 Result<std::string> ReadFileToString(FileSystem* fs, const std::string& path);
-// Removes a directory tree (files and directories only).
+// Removes a directory tree. Symbolic links in it are removed, never followed.
 Status RemoveTree(FileSystem* fs, const std::string& path);
 
 }  // namespace tokenfeed

@@ -1,5 +1,7 @@
 #include "base/file_system.h"
 
+#include <unistd.h>
+
 #include <string>
 #include <vector>
 
@@ -104,6 +106,51 @@ TEST(PosixFileSystemTest, SecondLockInSameProcessIsBusyAndNamesHolder) {
   first->reset();
   auto third = fs->LockFile(path, "pid 7");
   EXPECT_TRUE(third.ok()) << "released when the holder goes away: " << third.status().ToString();
+}
+
+}  // namespace
+}  // namespace tokenfeed
+
+namespace tokenfeed {
+namespace {
+
+TEST(PosixFileSystemTest, RemoveTreeRemovesLinksNotWhatTheyPointTo) {
+  ScopedTempDir dir;
+  FileSystem* fs = FileSystem::Posix();
+  ASSERT_TRUE(fs->CreateDir(dir.Join("outside")).ok());
+  ASSERT_TRUE(WriteFileAtomically(fs, dir.Join("outside/precious"), "keep me").ok());
+  ASSERT_TRUE(fs->CreateDir(dir.Join("tree")).ok());
+  ASSERT_TRUE(fs->CreateDir(dir.Join("tree/sub")).ok());
+  ASSERT_EQ(::symlink(dir.Join("outside").c_str(), dir.Join("tree/sub/link-to-dir").c_str()), 0);
+  ASSERT_EQ(::symlink(dir.Join("outside/precious").c_str(), dir.Join("tree/link-to-file").c_str()), 0);
+  ASSERT_EQ(::symlink(dir.Join("nowhere").c_str(), dir.Join("tree/dangling").c_str()), 0);
+  auto info = fs->Stat(dir.Join("tree/sub/link-to-dir"));
+  ASSERT_TRUE(info.ok());
+  EXPECT_TRUE(info->is_symlink);
+  EXPECT_TRUE(info->is_directory) << "the kind of what it points to";
+  ASSERT_TRUE(RemoveTree(fs, dir.Join("tree")).ok());
+  EXPECT_FALSE(fs->Stat(dir.Join("tree")).ok());
+  auto kept = ReadFileToString(fs, dir.Join("outside/precious"));
+  ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+  EXPECT_EQ(*kept, "keep me");
+}
+
+TEST(PosixFileSystemTest, FilesAreNotOpenedThroughALink) {
+  ScopedTempDir dir;
+  FileSystem* fs = FileSystem::Posix();
+  ASSERT_TRUE(WriteFileAtomically(fs, dir.Join("precious"), "keep me").ok());
+  ASSERT_EQ(::symlink(dir.Join("precious").c_str(), dir.Join("link").c_str()), 0);
+  for (auto mode : {FileSystem::WriteMode::kTruncate, FileSystem::WriteMode::kAppend}) {
+    auto w = fs->OpenWritable(dir.Join("link"), mode);
+    ASSERT_FALSE(w.ok());
+    EXPECT_EQ(w.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(w.status().message().find("symbolic link"), std::string::npos) << w.status().ToString();
+    EXPECT_NE(w.status().message().find(dir.Join("link")), std::string::npos) << w.status().ToString();
+  }
+  EXPECT_FALSE(fs->OpenReadable(dir.Join("link")).ok());
+  auto lock = fs->LockFile(dir.Join("link"), "pid 1 on host h");
+  EXPECT_FALSE(lock.ok());
+  EXPECT_EQ(*ReadFileToString(fs, dir.Join("precious")), "keep me") << "nothing truncated or written through the link";
 }
 
 }  // namespace

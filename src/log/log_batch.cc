@@ -64,14 +64,30 @@ void BatchBuilder::Add(std::span<const uint8_t> record) {
   if (!record.empty()) std::memcpy(p, record.data(), record.size());
 }
 
+namespace {
+
+// The size of the entry at `p`, or 0 when it does not fit before `end` (bytes
+// that changed after the batch was checked): every walk over entries stops
+// there instead of leaving the batch.
+size_t EntryAt(const uint8_t* p, const uint8_t* end) {
+  const size_t left = static_cast<size_t>(end - p);
+  if (left < f::kEntryLengthSize) return 0;
+  const size_t entry = f::EntrySize(LoadLittleEndian<uint32_t>(p));
+  return entry <= left ? entry : 0;
+}
+
+}  // namespace
+
 LogRecord BatchView::Iterator::operator*() const {
+  if (EntryAt(p_, end_) == 0) return {offset_, {}};
   const uint32_t len = LoadLittleEndian<uint32_t>(p_);
   return {offset_, {p_ + f::kEntryLengthSize, len}};
 }
 
 BatchView::Iterator& BatchView::Iterator::operator++() {
-  p_ += f::EntrySize(LoadLittleEndian<uint32_t>(p_));
+  const size_t entry = EntryAt(p_, end_);
   offset_ += 1;
+  p_ = entry == 0 || offset_ >= end_offset_ ? end_ : p_ + entry;
   return *this;
 }
 
@@ -79,19 +95,29 @@ BatchView BatchViewAccess::Make(std::span<const uint8_t> batch, const f::BatchHe
                                 std::span<const uint32_t> marks) {
   // The walk to the first record starts at the nearest mark (or the first entry).
   const size_t m = marks.empty() ? 0 : std::min<size_t>(skip / kMarkEvery, marks.size() - 1);
-  const size_t from = marks.empty() ? f::kBatchHeaderSize : marks[m];
-  return MakePart(batch.subspan(from), static_cast<uint32_t>(m * kMarkEvery), h.record_count, h, skip);
+  size_t from = marks.empty() ? f::kBatchHeaderSize : marks[m];
+  uint32_t from_record = static_cast<uint32_t>(m * kMarkEvery);
+  if (from > batch.size()) from = f::kBatchHeaderSize, from_record = 0;  // marks of other bytes: walk from the start
+  return MakePart(batch.subspan(from), from_record, h.record_count, h, skip);
 }
 
 BatchView BatchViewAccess::MakePart(std::span<const uint8_t> part, uint32_t part_record, uint32_t end_record,
                                     const f::BatchHeader& h, uint32_t skip) {
   BatchView v;
   const uint8_t* p = part.data();
-  for (uint32_t i = part_record; i < skip; ++i) p += f::EntrySize(LoadLittleEndian<uint32_t>(p));
+  const uint8_t* const end = part.data() + part.size();
+  for (uint32_t i = part_record; i < skip; ++i) {
+    const size_t entry = EntryAt(p, end);
+    if (entry == 0) {
+      p = end;  // the bytes changed since they were checked: an empty view, not a walk off the end
+      break;
+    }
+    p += entry;
+  }
   v.begin_ = p;
-  v.end_ = part.data() + part.size();
+  v.end_ = end;
   v.first_ = h.base_offset + skip;
-  v.count_ = end_record - skip;
+  v.count_ = p == end ? 0 : end_record - skip;
   v.append_time_unix_ms_ = h.append_time_unix_ms;
   return v;
 }
@@ -100,9 +126,12 @@ std::vector<uint32_t> BatchViewAccess::MarkEntries(std::span<const uint8_t> batc
   std::vector<uint32_t> marks;
   marks.reserve(h.record_count / kMarkEvery + 1);
   const uint8_t* p = batch.data() + f::kBatchHeaderSize;
+  const uint8_t* const end = batch.data() + batch.size();
   for (uint32_t i = 0; i < h.record_count; ++i) {
     if (i % kMarkEvery == 0) marks.push_back(static_cast<uint32_t>(p - batch.data()));
-    p += f::EntrySize(LoadLittleEndian<uint32_t>(p));
+    const size_t entry = EntryAt(p, end);
+    if (entry == 0) break;  // only for bytes that changed since they were checked
+    p += entry;
   }
   return marks;
 }

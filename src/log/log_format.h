@@ -69,6 +69,21 @@ inline constexpr size_t kIndexEntrySize = 8;
 //   0 u32 relative_offset: batch base offset minus the segment's base offset
 //   4 u32 position: file position of that batch in the segment
 
+// --- Recovery point file: records of 32 bytes, the last valid one counts ----------
+// "The active segment with this base was synced through this position",
+// appended by the writer after each sync. Only ever an under-claim: it is
+// written after the sync it describes, and not synced itself except at
+// open and Close (a power cut may leave an older record).
+inline constexpr std::string_view kRecoveryPointFileName = "SYNCED";
+inline constexpr uint64_t kRecoveryPointMagic = 0x5450434e59534654ull;  // the bytes "TFSYNCPT"
+inline constexpr uint32_t kRecoveryPointVersion = 1;
+inline constexpr size_t kRecoveryPointSize = 32;
+//   0 u64 magic
+//   8 u64 segment base_offset
+//  16 u64 position: every byte of the segment before it was synced
+//  24 u32 version
+//  28 u32 crc32c of bytes [0, 28)
+
 // --- Topic limits ------------------------------------------------------------
 inline constexpr uint64_t kMinSegmentBytes = 4096;
 inline constexpr uint64_t kMaxSegmentBytes = uint64_t{2} << 30;

@@ -23,6 +23,7 @@ struct PartitionLayout {
   std::string SegmentPath(Offset base) const;
   std::string IndexPath(Offset base) const;
   std::string LockPath() const;
+  std::string RecoveryPointPath() const;  // recovery_point.h
 };
 
 PartitionLayout MakePartitionLayout(const std::string& topic_uri, const std::string& topic_dir, PartitionId partition);

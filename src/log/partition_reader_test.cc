@@ -1,3 +1,6 @@
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstring>
 
@@ -433,6 +436,60 @@ TEST_F(PartitionReaderTest, RecordsAreFourByteAlignedSoTokenIdsAre) {
     EXPECT_EQ(reinterpret_cast<uintptr_t>(v->ids().data()) % v->ids().width_bytes(), 0u);
     EXPECT_EQ(v->ids()[0], static_cast<uint32_t>(i * 1000));
     ++i;
+  }
+}
+
+}  // namespace
+}  // namespace tokenfeed::log
+
+namespace tokenfeed::log {
+namespace {
+
+// Overwrites 4 bytes at `position` of a file in place (same inode, same
+// size), as a tool that edits a segment would.
+void PokeU32(const std::string& path, uint64_t position, uint32_t value) {
+  const int fd = ::open(path.c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::pwrite(fd, &value, 4, static_cast<off_t>(position)), 4);
+  ::close(fd);
+}
+
+// Where record `n` of the first batch of a segment starts in its file.
+uint64_t RecordPosition(const std::string& path, int n) {
+  auto all = ReadFileToString(FileSystem::Posix(), path);
+  uint64_t p = format::kSegmentHeaderSize + format::kBatchHeaderSize;
+  for (int i = 0; i < n; ++i) {
+    uint32_t len;
+    std::memcpy(&len, all->data() + p, 4);
+    p += format::EntrySize(len);
+  }
+  return p;
+}
+
+// A batch checked once is read again from its header only; when the bytes
+// under that unchanged header changed since, the walk to the sought record
+// and over the records must stay inside the batch: from a map (sealed
+// segment 0) and through the buffer (active segment 300).
+TEST_F(PartitionReaderTest, BytesChangedUnderACheckedHeaderNeverLeadOutsideTheBatch) {
+  Append(300, 300);
+  Append(600, 300);  // one batch per segment
+  ASSERT_EQ(topic_->Describe()->partitions[0].segment_count, 2u);
+  auto r = Reader();
+  for (int i = 0; i < 2; ++i) {
+    auto b = r->Read();
+    ASSERT_TRUE(b.ok() && b->size() == 300u);
+  }
+  const uint64_t batch_length = FileSystem::Posix()->Stat(SegmentPath(300))->size - format::kSegmentHeaderSize;
+  // Record 100 of each batch now claims 256 MiB.
+  PokeU32(SegmentPath(0), RecordPosition(SegmentPath(0), 100), 256u << 20);
+  PokeU32(SegmentPath(300), RecordPosition(SegmentPath(300), 100), 256u << 20);
+  for (uint64_t target : {90u, 100u, 130u, 299u, 390u, 400u, 430u, 599u}) {
+    ASSERT_TRUE(r->Seek(Offset(target)).ok());
+    auto again = r->Read();
+    if (!again.ok()) continue;  // a reader may also notice the change and report it
+    for (LogRecord rec : *again) {
+      EXPECT_LE(rec.bytes.size(), batch_length) << "sought " << target << ", record " << rec.offset.value();
+    }
   }
 }
 

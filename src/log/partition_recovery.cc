@@ -1,6 +1,9 @@
 #include "log/partition_recovery.h"
 
+#include <algorithm>
+
 #include "log/log_format.h"
+#include "log/recovery_point.h"
 #include "log/segment_reader.h"
 #include "log/segment_scan.h"
 
@@ -37,6 +40,65 @@ Status RebuildSealedIndex(FileSystem* fs, const PartitionLayout& layout, Offset 
   // report the damage when they reach it.
   (void)scan;
   return WriteFileAtomically(fs, layout.IndexPath(base), SegmentIndex::Encode(base, entries));
+}
+
+struct TailVerdict {
+  bool damage = false;
+  std::string what;  // for a message: where and what is wrong
+};
+
+// Whether what ends the active segment's valid data at scan.position is a
+// torn tail (cut without asking) or damage (the writer stops; the user
+// chooses). The rule, docs/log_format.md "Torn tail or damage":
+//  * with a recovery point for this segment (`synced`): anything wrong
+//    before it is damage, since those bytes were synced; anything from it
+//    on was never synced and is a torn tail, even with valid batches after
+//    it (a power cut writes unsynced pages back in any order);
+//  * without one: damage when a valid batch follows, else a torn tail.
+Result<TailVerdict> JudgeTail(SegmentReader* reader, const SegmentScan& scan, uint64_t file_size,
+                              std::optional<uint64_t> synced) {
+  TailVerdict v;
+  const std::string at = "at file position " + Num(scan.position) + " (offset " + ToString(scan.offset) + ")";
+  if (synced) {
+    if (scan.position >= *synced) return v;
+    v.damage = true;
+    v.what = (scan.position < file_size ? "has a damaged batch " + at + ": " + scan.problem
+                                        : "ends " + at + ", before the end of the data that was synced") +
+             "; the writer had synced this segment through position " + Num(*synced);
+    return v;
+  }
+  if (scan.stop != Outcome::kDamaged) return v;
+  TF_ASSIGN_OR_RETURN(std::optional<uint64_t> valid, reader->FindNextValidBatch(scan.position + 1));
+  if (!valid) return v;
+  v.damage = true;
+  v.what = "has a damaged batch " + at + ": " + scan.problem + ", followed by a valid batch at position " +
+           Num(*valid);
+  return v;
+}
+
+// Copies bytes [from, to) of the segment to a new file beside it,
+// "<segment>.damaged-<from>", synced with its directory entry, before
+// recovery cuts them off: damage discarded on request is kept, not lost.
+Result<std::string> Quarantine(FileSystem* fs, const PartitionLayout& layout, SegmentReader* reader, uint64_t from,
+                               uint64_t to) {
+  std::string path = reader->path() + ".damaged-" + Num(from);
+  Result<std::unique_ptr<WritableFile>> file = fs->OpenWritable(path, FileSystem::WriteMode::kCreateNew);
+  for (int n = 1; !file.ok() && file.status().code() == StatusCode::kAlreadyExists && n < 100; ++n) {
+    path = reader->path() + ".damaged-" + Num(from) + "." + Num(n);
+    file = fs->OpenWritable(path, FileSystem::WriteMode::kCreateNew);
+  }
+  const std::string context = layout.Label() + ": keeping the damaged bytes in '" + path + "'";
+  if (!file.ok()) return file.status().WithContext(context);
+  constexpr uint64_t kChunk = 4 << 20;
+  for (uint64_t at = from; at < to; at += kChunk) {
+    TF_ASSIGN_OR_RETURN(std::span<const uint8_t> bytes, reader->ReadPart(at, std::min(kChunk, to - at)));
+    if (bytes.empty()) break;
+    TF_RETURN_IF_ERROR((*file)->Append(bytes).WithContext(context));
+  }
+  TF_RETURN_IF_ERROR((*file)->Sync().WithContext(context));
+  TF_RETURN_IF_ERROR((*file)->Close().WithContext(context));
+  TF_RETURN_IF_ERROR(fs->SyncDir(layout.dir).WithContext(context));
+  return path;
 }
 
 }  // namespace
@@ -76,29 +138,45 @@ Result<RecoveredPartition> RecoverPartition(FileSystem* fs, const PartitionLayou
     out.segments.pop_back();
   }
   out.active_base = out.segments.back();
+  TF_ASSIGN_OR_RETURN(std::optional<RecoveryPoint> point, LoadRecoveryPoint(fs, layout.RecoveryPointPath()));
+  std::optional<uint64_t> synced;
+  if (point && point->segment_base == out.active_base) synced = point->position;
 
   // 2. Read the whole active segment, checking every batch.
   IndexCollector collect{index_interval_bytes, &out.active_index};
   TF_ASSIGN_OR_RETURN(SegmentScan scan,
                       ScanSegment(reader.get(), nullptr, std::nullopt, SegmentReader::Check::kChecksum, &collect));
   TF_ASSIGN_OR_RETURN(uint64_t file_size, reader->FileSize());
-  if (scan.stop == Outcome::kDamaged) {
-    TF_ASSIGN_OR_RETURN(std::optional<uint64_t> valid, reader->FindNextValidBatch(scan.position + 1));
-    if (valid) {
-      const std::string where = "segment '" + reader->path() + "' has a damaged batch at file position " +
-                                Num(scan.position) + " (offset " + ToString(scan.offset) + ": " + scan.problem +
-                                ") followed by a valid batch at position " + Num(*valid);
+  if (scan.stop != Outcome::kEnd || scan.position < file_size || (synced && scan.position < *synced)) {
+    TF_ASSIGN_OR_RETURN(TailVerdict verdict, JudgeTail(reader.get(), scan, file_size, synced));
+    if (verdict.damage) {
+      const std::string what = "segment '" + reader->path() + "' " + verdict.what;
       if (!discard_after_damage) {
-        return Status::Corruption(layout.Label() + ": " + where +
-                                  ". That is damage in the middle of the log, not a torn write, so the writer will "
-                                  "not open. Restore the partition from a copy, or open the writer with "
-                                  "discard_after_damage to cut the segment at position " + Num(scan.position) +
-                                  " and lose every record from offset " + ToString(scan.offset) + " on");
+        return Status::Corruption(
+            layout.Label() + ": " + what + ". That is damage, not a torn write, so the writer will not open. Keep a "
+            "copy of the segment, then restore the partition from a copy, or let the writer set the damaged bytes "
+            "aside and go on (WriterOptions::discard_after_damage; by hand: cp '" + reader->path() + "' '" +
+            reader->path() + ".damaged' && truncate -s " + Num(scan.position) + " '" + reader->path() +
+            "' && rm '" + layout.RecoveryPointPath() + "'), which loses every record from offset " +
+            ToString(scan.offset) + " on (docs/log_format.md, \"Damage: what happens and how to choose\")");
       }
-      scan.problem = "discarded on request: " + where;
+      if (scan.position < file_size) {
+        TF_ASSIGN_OR_RETURN(out.report.quarantined_file,
+                            Quarantine(fs, layout, reader.get(), scan.position, file_size));
+      }
+      out.report.damage = true;
+      scan.problem = "discarded on request: " + what;
+    }
+    if (synced && scan.position < *synced) {
+      // The recovery point must not claim more than the segment will hold
+      // from now on, before the cut makes it so.
+      RecoveryPointWriter point;
+      TF_RETURN_IF_ERROR(point.Start(fs, layout.RecoveryPointPath(), {out.active_base, scan.position})
+                             .WithContext(layout.Label()));
+      point.Close();
     }
   }
-  if (scan.stop != Outcome::kEnd || scan.position < file_size) {
+  if (scan.position < file_size) {
     TF_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file,
                         fs->OpenWritable(reader->path(), FileSystem::WriteMode::kAppend));
     TF_RETURN_IF_ERROR(file->Truncate(scan.position).WithContext(layout.Label() + ": cutting a torn tail"));

@@ -1,12 +1,13 @@
 // RecoverPartition: what a writer runs, holding the partition lock, before
-// its first append. It reads the last segment once, checking every batch;
-// cuts off a torn tail (a batch cut short, or failing its checksum with
-// nothing valid after it) and syncs the cut; removes a segment file that a
-// crash left without a durable header while starting it; checks that the
-// last segment continues the one before it; and rebuilds missing or damaged
-// index files of sealed segments. Damage followed by valid batches is not a
-// torn write: it is refused with Corruption unless the caller asked to
-// discard everything after it.
+// its first append. It reads the last segment once, checking every batch,
+// and judges what ends its valid data by the recovery point
+// (recovery_point.h; docs/log_format.md "Torn tail or damage"): a torn tail
+// (bytes after the last sync) is cut off and the cut synced; damage (bytes
+// that had been synced) is refused with Corruption, or, when the caller asks
+// to discard it, copied to "<segment>.damaged-<position>" and then cut. It
+// also removes a segment file that a crash left without a durable header
+// while starting it, checks that the last segment continues the one before
+// it, and rebuilds missing or damaged index files of sealed segments.
 // It does not read sealed segments beyond the previous segment's tail:
 // readers find damage there when they reach it.
 #pragma once

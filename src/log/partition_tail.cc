@@ -16,13 +16,27 @@ constexpr size_t kTailBufferBytes = size_t{1} << 20;
 struct SegmentEnd {
   Offset end_offset;
   std::optional<uint64_t> last_batch_position;
+  std::string problem;
 };
 
+// Every batch counted is checked whole (records and data checksum), from the
+// last index entry on: a batch whose header is fine but whose data is
+// damaged is not counted.
 Result<SegmentEnd> ScanEnd(FileSystem* fs, const PartitionLayout& layout, Offset base, SegmentReader* reader) {
   Result<SegmentIndex> index = SegmentIndex::Load(fs, layout.IndexPath(base), base);
   TF_ASSIGN_OR_RETURN(SegmentScan scan,
-                      ScanSegment(reader, index.ok() ? &*index : nullptr, std::nullopt, SegmentReader::Check::kPresence));
-  return SegmentEnd{scan.offset, scan.last_batch_position};
+                      ScanSegment(reader, index.ok() ? &*index : nullptr, std::nullopt, SegmentReader::Check::kChecksum));
+  SegmentEnd end{scan.offset, scan.last_batch_position, {}};
+  // A batch still being written is incomplete, never damaged (its bytes are
+  // all in the file only once written): damaged means a torn write that the
+  // writer's next open cuts, or damage that it reports.
+  if (scan.stop == SegmentReader::Outcome::kDamaged) {
+    end.problem = "segment '" + reader->path() + "' holds bytes at file position " + std::to_string(scan.position) +
+                  ", after offset " + ToString(scan.offset) + ", that are not a valid batch (" + scan.problem +
+                  "); they are not counted. Opening a writer cuts them if they were never synced, or reports "
+                  "damage";
+  }
+  return end;
 }
 
 }  // namespace
@@ -49,6 +63,7 @@ Result<PartitionTail> ReadPartitionTail(FileSystem* fs, const PartitionLayout& l
   const Offset last = tail.segments.back();
   TF_ASSIGN_OR_RETURN(SegmentEnd end, ScanEnd(fs, layout, last, reader.get()));
   tail.end_offset = end.end_offset;
+  tail.problem = std::move(end.problem);
   if (end.last_batch_position) {
     tail.last_batch = BatchLocation{last, *end.last_batch_position};
   } else if (tail.segments.size() >= 2) {

@@ -3,7 +3,8 @@
 // Topic::Describe and Topic::ReadLastRecord. It reads the last segment from
 // its last index entry on, so it costs a few small reads, not a scan.
 // A batch still being written, or a torn tail not yet recovered, does not
-// count: the end offset is after the last complete, valid batch.
+// count: the end offset is after the last complete batch whose records and
+// data checksum are valid; damaged bytes there are described in `problem`.
 // Thread-safe as far as the FileSystem is.
 #pragma once
 
@@ -26,6 +27,7 @@ struct PartitionTail {
   Offset end_offset;
   std::optional<BatchLocation> last_batch;
   uint64_t bytes = 0;  // sum of segment file sizes, only with with_sizes
+  std::string problem;  // bytes after the last valid batch that are not a batch being written
 };
 
 Result<PartitionTail> ReadPartitionTail(FileSystem* fs, const PartitionLayout& layout, bool with_sizes);

@@ -9,6 +9,7 @@
 #include "log/log_format.h"
 #include "log/partition_recovery.h"
 #include "log/partition_tail.h"
+#include "log/recovery_point.h"
 #include "log/segment_reader.h"
 #include "log/segment_scan.h"
 
@@ -65,6 +66,12 @@ class PartitionWriterImpl final : public PartitionWriter {
       return Status::Internal(layout_.Label() + ": segment '" + segment_->path() + "' is " + Num(segment_->Size()) +
                               " bytes after recovery, expected " + Num(active_size_));
     }
+    // What recovery kept may be only in the page cache (a killed writer's
+    // last batches): durable first, then named as the recovery point.
+    TF_RETURN_IF_ERROR(segment_->Sync().WithContext(layout_.Label() + ": syncing segment '" + segment_->path() +
+                                                    "' after recovery"));
+    TF_RETURN_IF_ERROR(recovery_point_.Start(fs_, layout_.RecoveryPointPath(), {active_base_, active_size_})
+                           .WithContext(layout_.Label()));
     RewriteActiveIndex();
     last_sync_ = Clock::now();
     return Status::OK();
@@ -137,12 +144,15 @@ class PartitionWriterImpl final : public PartitionWriter {
     }
     unsynced_bytes_ = 0;
     last_sync_ = Clock::now();
+    recovery_point_.Note({active_base_, active_size_});
     return Status::OK();
   }
 
   Status Close() override {
     if (closed_) return Status::OK();
     Status s = failed_.ok() ? Sync() : failed_;
+    if (s.ok()) (void)recovery_point_.Sync();  // a hint: the next open works without it
+    recovery_point_.Close();
     if (index_) (void)index_->Close();
     index_.reset();
     if (segment_) {
@@ -230,6 +240,10 @@ class PartitionWriterImpl final : public PartitionWriter {
     segment_ = std::move(file).value();
     active_base_ = base;
     active_size_ = f::kSegmentHeaderSize;
+    // Durable with the new segment: without a recovery point for it, the
+    // next open could not tell its torn tail from damage.
+    recovery_point_.Note({active_base_, active_size_});
+    (void)recovery_point_.Sync();
     index_entries_.clear();
     last_indexed_position_ = f::kSegmentHeaderSize;
     RewriteActiveIndex();
@@ -256,6 +270,7 @@ class PartitionWriterImpl final : public PartitionWriter {
   Status failed_;
   bool closed_ = false;
   RecoveryReport report_;
+  RecoveryPointWriter recovery_point_;
 };
 
 }  // namespace

@@ -97,12 +97,15 @@ Result<SegmentReader::Outcome> SegmentReader::ReadAt(uint64_t position, Check ch
     problem_ = std::move(bad);
     return Outcome::kDamaged;
   }
+  // The length is checked against the file's size before any buffer is
+  // sized by it: a header is only 40 bytes, and one that claims 1 GiB in a
+  // 4 KiB file must not make a reader allocate 1 GiB.
+  TF_ASSIGN_OR_RETURN(bool whole, Holds(position + h.batch_length));
+  if (!whole) {
+    problem_ = "the batch's " + std::to_string(h.batch_length) + " bytes are not all in the file";
+    return Outcome::kIncomplete;
+  }
   if (check == Check::kPresence) {
-    TF_ASSIGN_OR_RETURN(bool whole, Holds(position + h.batch_length));
-    if (!whole) {
-      problem_ = "the batch's " + std::to_string(h.batch_length) + " bytes are not all in the file";
-      return Outcome::kIncomplete;
-    }
     batch->header = h;
     batch->position = position;
     batch->bytes = {};

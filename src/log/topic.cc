@@ -79,6 +79,11 @@ std::string RecoveryReport::ToString() const {
     s += "cut " + Num(truncated_bytes) + " bytes off '" + truncated_segment + "' at position " +
          Num(truncated_at_position) + " (" + truncation_reason + ")";
   }
+  if (damage) {
+    if (!s.empty()) s += "; ";
+    s += "damage discarded on request";
+    if (!quarantined_file.empty()) s += ", its bytes kept in '" + quarantined_file + "'";
+  }
   for (const std::string& r : removed_segments) {
     if (!s.empty()) s += "; ";
     s += "removed segment '" + r + "' that a crash left without a header";
@@ -220,6 +225,7 @@ Result<TopicDescription> Topic::Describe() {
     pd.record_count = tail.end_offset - tail.start_offset;
     pd.bytes = tail.bytes;
     pd.segment_count = static_cast<uint32_t>(tail.segments.size());
+    pd.problem = std::move(tail.problem);
     d.partitions.push_back(pd);
   }
   return d;

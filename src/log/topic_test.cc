@@ -1,3 +1,7 @@
+#include <unistd.h>
+
+#include <cerrno>
+
 #include <gtest/gtest.h>
 
 #include "base/fault_injection_file_system.h"
@@ -150,6 +154,41 @@ TEST_F(TopicTest, CreateIsAtomicUnderPowerCut) {
       EXPECT_FALSE(created.ok()) << "Create said OK but the topic did not survive";
     }
   }
+}
+
+}  // namespace
+}  // namespace tokenfeed::log
+
+namespace tokenfeed::log {
+namespace {
+
+// A link planted inside a topic never makes the log touch what it points to:
+// deleting the topic removes the link, and a LOCK link is refused, not
+// written through (which would truncate its target).
+TEST_F(TopicTest, LinksInsideATopicAreNeverFollowed) {
+  ASSERT_TRUE(Topic::Create(Uri(), {}).ok());
+  const std::string outside = dir_.Join("outside");
+  ASSERT_TRUE(FileSystem::Posix()->CreateDir(outside).ok());
+  ASSERT_TRUE(WriteFileAtomically(FileSystem::Posix(), outside + "/precious", "keep me").ok());
+  const std::string pdir = dir_.path() + "/topics/t/partition-00000";
+  ASSERT_EQ(::symlink(outside.c_str(), (pdir + "/link").c_str()), 0);
+  ASSERT_EQ(::unlink((pdir + "/LOCK").c_str()) == 0 || errno == ENOENT, true);
+  ASSERT_EQ(::symlink((outside + "/precious").c_str(), (pdir + "/LOCK").c_str()), 0);
+
+  auto topic = Topic::Open(Uri());
+  ASSERT_TRUE(topic.ok());
+  auto w = (*topic)->OpenWriter(PartitionId(0));
+  ASSERT_FALSE(w.ok());
+  EXPECT_NE(w.status().message().find("symbolic link"), std::string::npos) << w.status().ToString();
+  EXPECT_EQ(*ReadFileToString(FileSystem::Posix(), outside + "/precious"), "keep me");
+
+  ASSERT_TRUE(::unlink((pdir + "/LOCK").c_str()) == 0);
+  Status deleted = Topic::Delete(Uri());
+  ASSERT_TRUE(deleted.ok()) << deleted.ToString();
+  EXPECT_FALSE(Topic::Open(Uri()).ok());
+  auto kept = ReadFileToString(FileSystem::Posix(), outside + "/precious");
+  ASSERT_TRUE(kept.ok()) << "deleting the topic emptied a directory outside it: " << kept.status().ToString();
+  EXPECT_EQ(*kept, "keep me");
 }
 
 }  // namespace

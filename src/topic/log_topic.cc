@@ -172,6 +172,9 @@ Result<TopicSummary> DescribeLogTopic(std::string_view uri) {
   s.uri = d.uri;
   for (const auto& p : d.partitions) s.partitions.push_back({p.partition, p.start_offset, p.end_offset, p.bytes});
   s.details = "embedded log, format " + std::to_string(d.format_version) + ", created by " + d.created_by;
+  for (const auto& p : d.partitions) {
+    if (!p.problem.empty()) s.details += "; partition " + ToString(p.partition) + ": " + p.problem;
+  }
   return s;
 }
 
