@@ -77,10 +77,10 @@ class Feeder(threading.Thread):
         self.failed = 0
         self.produced = 0
         self.error: str | None = None
-        self._stop = threading.Event()
+        self._halt = threading.Event()
 
     def stop(self, timeout=90):
-        self._stop.set()
+        self._halt.set()
         self.join(timeout)
         assert not self.is_alive(), "the feeder did not stop"
         assert self.error is None, self.error
@@ -98,7 +98,7 @@ class Feeder(threading.Thread):
                              "acks": "all", "message.timeout.ms": 60000})
             started = time.monotonic()
             n = 0
-            while not self._stop.is_set() and n < self.limit:
+            while not self._halt.is_set() and n < self.limit:
                 value = json.dumps({"text": document_text(n), "n": n}, ensure_ascii=False).encode()
                 try:
                     p.produce(self.topic, value, partition=n % self.partitions, on_delivery=self._report)
@@ -180,21 +180,27 @@ class Supervisor(threading.Thread):
     """Restarts an instance that exited on its own (as a process manager
     would), counting its exit codes; the nemesis restarts what it kills."""
 
+    MAX_RESTARTS = 30
+
     def __init__(self, instances: list[ServeInstance], lock: threading.Lock):
         super().__init__(daemon=True)
         self.instances, self.lock = instances, lock
-        self._stop = threading.Event()
+        self.gave_up: str | None = None
+        self._halt = threading.Event()
 
     def run(self):
-        while not self._stop.wait(0.5):
+        while not self._halt.wait(0.5):
             with self.lock:
                 for i in self.instances:
-                    if i.p is not None and not i.paused and i.p.poll() is not None:
+                    if i.p is not None and not i.paused and i.p.poll() is not None and i.p.returncode != -9:
                         i.exits.append(i.p.returncode)
+                        if len(i.exits) > self.MAX_RESTARTS:
+                            self.gave_up = f"serve {i.id} exited {len(i.exits)} times:\n{i.log()[-3000:]}"
+                            return
                         i.start()
 
     def stop(self):
-        self._stop.set()
+        self._halt.set()
         self.join(10)
 
 
@@ -311,13 +317,15 @@ def read_topic(bootstrap: str, topic: str, isolation: str, timeout_s=60) -> dict
 
 
 def committed_offsets(bootstrap: str, group: str, topic: str, partitions: int) -> dict[int, int]:
-    confluent()
-    from confluent_kafka import ConsumerGroupTopicPartitions, TopicPartition
-    from confluent_kafka.admin import AdminClient
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    req = ConsumerGroupTopicPartitions(group, [TopicPartition(topic, p) for p in range(partitions)])
-    res = admin.list_consumer_group_offsets([req])[group].result(timeout=30)
-    return {tp.partition: tp.offset for tp in res.topic_partitions}
+    """The group's committed offsets (-1001 where none), asked as the group
+    without joining it."""
+    ck = confluent()
+    c = ck.Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False})
+    try:
+        got = c.committed([ck.TopicPartition(topic, p) for p in range(partitions)], timeout=30)
+        return {tp.partition: tp.offset for tp in got}
+    finally:
+        c.close()
 
 
 @dataclasses.dataclass

@@ -62,9 +62,9 @@ def test_serve_is_exactly_once_under_instance_and_broker_faults(cluster, tmp_pat
     create_topic(cluster.bootstrap, raw, RAW_PARTITIONS, {"min.insync.replicas": "2"}, replication=3)
     create_topic(cluster.bootstrap, tokens, OUT_PARTITIONS, {"min.insync.replicas": "2"}, replication=3)
     group = f"eo-{raw}"
-    args = [cli(), "serve", "--from", cluster.uri(raw), "--to", cluster.uri(tokens), "--tokenizer", deepseek(),
-            "--group", group, "--no-create", "--log-interval-s", "5", "--commit-interval-ms", "200",
-            "--kafka-timeout-ms", "10000", "-X", "session.timeout.ms=6000", "-X", "heartbeat.interval.ms=500"]
+    args = [str(a) for a in [cli(), "serve", "--from", cluster.uri(raw), "--to", cluster.uri(tokens), "--tokenizer", deepseek(),
+            "--group", group, "--no-create", "--partitions", OUT_PARTITIONS, "--log-interval-s", "5", "--commit-interval-ms", "200",
+            "--kafka-timeout-ms", "10000", "-X", "session.timeout.ms=6000", "-X", "heartbeat.interval.ms=500"]]
     ids = ["a", "b"]
     instances = {i: ServeInstance(args, i, tmp_path / f"serve-{i}.log") for i in ids}
     lock = threading.Lock()
@@ -81,13 +81,14 @@ def test_serve_is_exactly_once_under_instance_and_broker_faults(cluster, tmp_pat
         time.sleep(3)  # some work before the first fault
         nemesis.run(faults, deadline=time.monotonic() + SECONDS)
         feeder.stop()
+        assert supervisor.gave_up is None, supervisor.gave_up
         # Heal: every broker up, then wait until the group's committed offsets
         # reach the raw topic's ends.
         cluster.run("start")
         ends = {p: hi for p, hi in enumerate(_high_watermarks(cluster.bootstrap, raw))}
         deadline = time.monotonic() + 120
         done = {}
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and supervisor.gave_up is None:
             done = committed_offsets(cluster.bootstrap, group, raw, RAW_PARTITIONS)
             if all(done.get(p, -1) >= ends[p] for p in ends):
                 break
@@ -104,7 +105,7 @@ def test_serve_is_exactly_once_under_instance_and_broker_faults(cluster, tmp_pat
             if i.paused:
                 i.resume()
             i.kill9()
-        feeder._stop.set()
+        feeder._halt.set()
     got = records(cluster.uri(tokens))
     rep = check(cluster.bootstrap, raw, tokens, cluster.uri(raw), got, feeder.acked, tok)
     rep.feeder_failed = feeder.failed
