@@ -10,7 +10,7 @@ packages=(
   libutf8proc-dev libonig-dev libcli11-dev librdkafka-dev
   libgtest-dev libbenchmark-dev
   python3 python3-dev python3-venv python3-pip python3-numpy python3-torch python3-pytest libopenblas0-pthread
-  nodejs npm cargo default-jre-headless curl kcat maven
+  nodejs npm cargo default-jre-headless curl kcat maven openssl
 )
 
 missing=()

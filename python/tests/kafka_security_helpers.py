@@ -59,9 +59,13 @@ class SecuredKafka(LocalKafka):
                                                                         "sasl.password": password})
 
     def admin(self):
-        confluent()
-        from confluent_kafka.admin import AdminClient
-        return AdminClient(self.admin_config())
+        """One administrator client, kept: a client destroyed while a
+        request is out fails that request."""
+        if getattr(self, "_admin", None) is None:
+            confluent()
+            from confluent_kafka.admin import AdminClient
+            self._admin = AdminClient(self.admin_config())
+        return self._admin
 
     def add_user(self, name: str) -> str:
         """A SCRAM-SHA-512 user with a fresh random password (returned)."""

@@ -216,13 +216,24 @@ def test_a_client_without_rights_or_with_a_wrong_password_gets_a_clear_error(set
     # A plaintext client on the TLS port is refused too, within the bound.
     r = o.run("topics plaintext", "topics", k.uri("sec.ingest"), "--kafka-timeout-ms", "5000", expect_ok=False)
     assert r.returncode != 0
-    # A malformed -X argument or properties line carrying a secret is refused
-    # without echoing the secret.
+    # A property librdkafka rejects is named without its value.
+    r = o.run("rejected -X", "topics", k.uri("sec.ingest"), "-X", f"sasl.passwrd={setup['trainer']}",
+              expect_ok=False)
+    assert r.returncode != 0 and "sasl.passwrd" in r.stderr, r.stderr
+
+
+@pytest.mark.xfail(strict=True, reason="issue 14: a malformed --kafka-config line or -X argument is echoed whole "
+                   "(src/kafka/client_config.cc); passes once that is fixed, then drop this mark")
+def test_a_malformed_setting_is_refused_without_echoing_a_secret(setup, tmp_path):
+    k = setup["k"]
+    secret = setup["trainer"]
     bad = tmp_path / "bad.properties"
-    bad.write_text(f"sasl.password {setup['trainer']}\n")
-    o.run("malformed file", "topics", k.uri("sec.ingest"), "--kafka-config", bad, expect_ok=False)
-    o.run("malformed -X", "topics", k.uri("sec.ingest"), "-X", f"sasl.password:{setup['trainer']}", expect_ok=False)
-    o.run("rejected -X", "topics", k.uri("sec.ingest"), "-X", f"sasl.passwrd={setup['trainer']}", expect_ok=False)
+    bad.write_text(f"sasl.password {secret}\n")
+    for what, args in (("file", ["--kafka-config", bad]), ("-X", ["-X", f"sasl.password:{secret}"])):
+        r = subprocess.run([cli(), "topics", k.uri("sec.ingest"), *map(str, args)], capture_output=True, text=True,
+                           timeout=60)
+        assert r.returncode != 0, what
+        assert secret not in r.stderr + r.stdout, f"the malformed {what} setting's secret is printed"
 
 
 def test_no_password_or_key_appears_anywhere(setup):
