@@ -346,11 +346,47 @@ class Report:
         return "; ".join(f"{k}: {len(v)} (first: {v[:3]})" for k, v in self.anomalies.items())
 
 
+def analyse(inputs: dict[tuple[int, int], tuple[int, str]], committed_records: list[dict], out_partitions: int,
+            raw_uri: str, tokenizer, rep: Report) -> Report:
+    """The pure part of the check: `inputs` maps each raw (partition, offset)
+    to its (n, text), `committed_records` is what a read_committed reader of
+    the token topic returned, in partition and offset order."""
+    seen: dict[tuple[int, int], int] = {}
+    last_in_order: dict[tuple[int, int], int] = {}
+    for r in committed_records:
+        key = (r["source"]["line"], r["source"]["byte_offset"])
+        rep.records_checked += 1
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] == 2:
+            rep.add("duplicate record", key)
+        if key not in inputs:
+            rep.add("record for no raw message", key)
+            continue
+        if r["source"]["path"] != raw_uri or r["doc_seq"] != key[1]:
+            rep.add("wrong source or doc_seq", (key, r["source"]["path"], r["doc_seq"]))
+        if r["partition"] != key[0] % out_partitions:
+            rep.add("record in the wrong partition", (key, r["partition"]))
+        # Order: within one output partition, one raw partition's records
+        # come in raw offset order.
+        lane = (r["partition"], key[0])
+        prev = last_in_order.get(lane, -1)
+        if key[1] <= prev:
+            rep.add("raw partition order broken", (key, "after raw offset", prev))
+        last_in_order[lane] = max(prev, key[1])
+        n, text = inputs[key]
+        if r["ids"] != tokenizer.encode(text, split_special_tokens=True):
+            rep.add("wrong token ids", (key, n))
+    for key in inputs:
+        if key not in seen:
+            rep.add("raw message with no record", key)
+    return rep
+
+
 def check(bootstrap: str, raw_topic: str, tokens_topic: str, raw_uri: str, committed_records: list[dict],
           acked: dict[tuple[int, int], int], tokenizer) -> Report:
-    """The analysis: `committed_records` is `tokenfeed inspect --json` of the
-    token topic (a read_committed reader); the raw topic and the token topic
-    are read again here with confluent-kafka as a second reader."""
+    """The whole check: `committed_records` is `tokenfeed inspect --json` of
+    the token topic (a read_committed reader); both topics are read again
+    here with confluent-kafka as a second reader."""
     rep = Report(acked=len(acked))
     raw = read_topic(bootstrap, raw_topic, "read_committed")
     inputs: dict[tuple[int, int], tuple[int, str]] = {}
@@ -367,44 +403,17 @@ def check(bootstrap: str, raw_topic: str, tokens_topic: str, raw_uri: str, commi
         elif inputs[key][0] != n:
             rep.add("acknowledged raw write has other content", (key, n, inputs[key][0]))
 
-    out_parts = len(read_topic(bootstrap, tokens_topic, "read_committed"))
-    seen: dict[tuple[int, int], int] = {}
-    last_in_order: dict[int, int] = {}
-    for r in committed_records:
-        key = (r["source"]["line"], r["source"]["byte_offset"])
-        rep.records_checked += 1
-        seen[key] = seen.get(key, 0) + 1
-        if seen[key] == 2:
-            rep.add("duplicate record", key)
-        if key not in inputs:
-            rep.add("record for no raw message", key)
-            continue
-        if r["source"]["path"] != raw_uri or r["doc_seq"] != key[1]:
-            rep.add("wrong source or doc_seq", (key, r["source"]["path"], r["doc_seq"]))
-        if r["partition"] != key[0] % out_parts:
-            rep.add("record in the wrong partition", (key, r["partition"]))
-        prev = last_in_order.get(key[0], -1)
-        if key[1] <= prev:
-            rep.add("raw partition order broken", (key, "after raw offset", prev))
-        last_in_order[key[0]] = max(prev, key[1])
-        n, text = inputs[key]
-        if r["ids"] != tokenizer.encode(text, split_special_tokens=True):
-            rep.add("wrong token ids", (key, n))
-    for key in inputs:
-        if key not in seen:
-            rep.add("raw message with no record", key)
-
     # A second, independent read_committed reader sees the same records, and
     # the records of aborted transactions (seen read_uncommitted) stay hidden.
     committed = read_topic(bootstrap, tokens_topic, "read_committed")
     uncommitted = read_topic(bootstrap, tokens_topic, "read_uncommitted")
+    analyse(inputs, committed_records, len(committed), raw_uri, tokenizer, rep)
     ours = {(r["partition"], r["offset"]) for r in committed_records}
     theirs = {(p, off) for p, msgs in committed.items() for off, _ in msgs}
     everything = {(p, off) for p, msgs in uncommitted.items() for off, _ in msgs}
     if ours != theirs:
         rep.add("read_committed readers disagree", sorted(ours ^ theirs)[:10])
-    aborted = everything - theirs
-    rep.aborted_records = len(aborted)
+    rep.aborted_records = len(everything - theirs)
     if theirs - everything:
         rep.add("committed record not in the log", sorted(theirs - everything)[:10])
     return rep

@@ -26,11 +26,9 @@ import time
 import pytest
 
 from cli_helpers import cli, deepseek, records
-from exactly_once_checker import Cluster, Feeder, Nemesis, ServeInstance, Supervisor, check, committed_offsets, \
-    schedule
+from exactly_once_checker import Cluster, Feeder, Nemesis, Report, ServeInstance, Supervisor, analyse, check, \
+    committed_offsets, document_text, schedule
 from kafka_helpers import LocalKafka, confluent, create_topic
-
-pytestmark = [pytest.mark.kafka, pytest.mark.kafka_cluster]
 
 FAULTS = int(os.environ.get("TOKENFEED_EO_FAULTS", "4"))
 SECONDS = float(os.environ.get("TOKENFEED_EO_SECONDS", "75"))
@@ -53,6 +51,8 @@ def cluster(tmp_path_factory):
         c.clean()
 
 
+@pytest.mark.kafka
+@pytest.mark.kafka_cluster
 def test_serve_is_exactly_once_under_instance_and_broker_faults(cluster, tmp_path):
     confluent()
     import tokenfeed
@@ -128,6 +128,34 @@ def test_serve_is_exactly_once_under_instance_and_broker_faults(cluster, tmp_pat
     assert figures["faults_injected"] >= min(FAULTS, 3), nemesis.history
     assert rep.raw_messages >= RATE * 10 and rep.records_checked == rep.raw_messages
     assert all(rc == 0 for rc in terminated.values()), terminated
+
+
+def test_the_analysis_finds_each_kind_of_anomaly():
+    """The checker can fail: records made by hand, one defect of each kind."""
+    import tokenfeed
+    tok = tokenfeed.Tokenizer.from_file(deepseek())
+    uri = "kafka://127.0.0.1:1/raw"
+    inputs = {(p, off): (off * 2 + p, document_text(off * 2 + p)) for p in range(2) for off in range(4)}
+
+    def record(p, off, out=None, ids=None, path=uri, doc_seq=None):
+        return {"partition": p % 2 if out is None else out, "source": {"path": path, "line": p, "byte_offset": off},
+                "doc_seq": off if doc_seq is None else doc_seq,
+                "ids": tok.encode(inputs[(p, off)][1], split_special_tokens=True) if ids is None else ids}
+
+    good = [record(p, off) for p in range(2) for off in range(4)]
+    assert analyse(inputs, good, 2, uri, tok, Report()).anomalies == {}
+    cases = {
+        "duplicate record": good + [record(1, 3)],
+        "raw message with no record": good[:-1],
+        "record for no raw message": good + [{**record(0, 0), "source": {"path": uri, "line": 0, "byte_offset": 9}}],
+        "wrong token ids": [record(0, 0, ids=[1, 2, 3])] + good[1:],
+        "record in the wrong partition": [record(0, 0, out=1)] + good[1:],
+        "raw partition order broken": [good[1], good[0]] + good[2:],
+        "wrong source or doc_seq": [record(0, 0, doc_seq=5)] + good[1:],
+    }
+    for kind, records_ in cases.items():
+        found = analyse(inputs, records_, 2, uri, tok, Report()).anomalies
+        assert kind in found, (kind, found)
 
 
 def _high_watermarks(bootstrap, topic):
