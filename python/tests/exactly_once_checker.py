@@ -27,12 +27,13 @@ import subprocess
 import threading
 import time
 
-from kafka_helpers import LocalKafka, confluent
+from kafka_helpers import KAFKA_LOCAL, LocalKafka, confluent
 
 # Words for the documents: ASCII, accents, CJK, emoji and digits, none of
 # which the cleaner changes, so the expected ids are those of the text as sent.
 WORDS = ["the", "quick", "brown", "fox", "jumps", "over", "lazy", "dog", "naïve", "café", "数据", "流式",
-         "トークン", "😀", "ß", "Ωμέγα", "12345", "x86_64", "kafka", "exactly", "once", "—", "(", ")", ","]
+         "トークン", "😀", "ß", "Ωμέγα", "12345", "x86_64", "kafka", "exactly", "once", "—", "(", ")",
+         ","]
 
 
 def document_text(n: int) -> str:
@@ -48,7 +49,6 @@ class Cluster(LocalKafka):
         self.env = dict(os.environ, TOKENFEED_KAFKA_HEAP=heap)
 
     def run(self, *args, timeout=180, check=True) -> subprocess.CompletedProcess:
-        from kafka_helpers import KAFKA_LOCAL
         r = subprocess.run([str(KAFKA_LOCAL), "--dir", str(self.dir), *map(str, args)], capture_output=True,
                            text=True, timeout=timeout, env=self.env)
         if check and r.returncode != 0:

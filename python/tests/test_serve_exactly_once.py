@@ -62,9 +62,11 @@ def test_serve_is_exactly_once_under_instance_and_broker_faults(cluster, tmp_pat
     create_topic(cluster.bootstrap, raw, RAW_PARTITIONS, {"min.insync.replicas": "2"}, replication=3)
     create_topic(cluster.bootstrap, tokens, OUT_PARTITIONS, {"min.insync.replicas": "2"}, replication=3)
     group = f"eo-{raw}"
-    args = [str(a) for a in [cli(), "serve", "--from", cluster.uri(raw), "--to", cluster.uri(tokens), "--tokenizer", deepseek(),
-            "--group", group, "--no-create", "--partitions", OUT_PARTITIONS, "--log-interval-s", "5", "--commit-interval-ms", "200",
-            "--kafka-timeout-ms", "10000", "-X", "session.timeout.ms=6000", "-X", "heartbeat.interval.ms=500"]]
+    args = [str(a) for a in [
+        cli(), "serve", "--from", cluster.uri(raw), "--to", cluster.uri(tokens), "--tokenizer", deepseek(),
+        "--group", group, "--no-create", "--partitions", OUT_PARTITIONS, "--log-interval-s", "5",
+        "--commit-interval-ms", "200", "--kafka-timeout-ms", "10000",
+        "-X", "session.timeout.ms=6000", "-X", "heartbeat.interval.ms=500"]]
     ids = ["a", "b"]
     instances = {i: ServeInstance(args, i, tmp_path / f"serve-{i}.log") for i in ids}
     lock = threading.Lock()
