@@ -115,6 +115,7 @@ def test_serve_is_exactly_once_under_instance_and_broker_faults(cluster, tmp_pat
         "seed": SEED, "faults_planned": len(faults), "faults": nemesis.history,
         "faults_injected": sum(1 for h in nemesis.history if not h.startswith(("skipped", "stopped"))),
         "raw_messages": rep.raw_messages, "acknowledged": rep.acked, "feeder_failed": rep.feeder_failed,
+        "acknowledged_without_offset": rep.acked_without_offset, "raw_duplicates": rep.raw_duplicates,
         "records_checked": rep.records_checked, "aborted_records_hidden": rep.aborted_records,
         "instance_exits": {i.id: i.exits for i in instances.values()}, "sigterm_exit": terminated,
         "anomalies": {k: len(v) for k, v in rep.anomalies.items()}, "seconds": round(time.monotonic() - started, 1),
