@@ -16,7 +16,7 @@ use_kafka=0
 bash scripts/setup.sh
 bash scripts/build.sh release >/dev/null
 .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-build-isolation \
-  -C cmake.define.TOKENFEED_BUILD_CLI=OFF .
+  --config-settings=cmake.define.TOKENFEED_BUILD_CLI=OFF .
 
 corpus="${TOKENFEED_CORPUS_DIR:-$root/../shared/corpus}"
 mkdir -p .cache/demo

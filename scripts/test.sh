@@ -19,7 +19,7 @@ ctest --preset release -j 2 --timeout 900
 
 if [ -d python/tests ] && ls python/tests/test_*.py >/dev/null 2>&1; then
   .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-build-isolation \
-  -C cmake.define.TOKENFEED_BUILD_CLI=OFF .
+  --config-settings=cmake.define.TOKENFEED_BUILD_CLI=OFF .
   .venv/bin/python -m pytest -q python/tests
 fi
 echo "test: all tests passed"
