@@ -9,6 +9,7 @@ namespace nb = nanobind;
 namespace tokenfeed::python {
 void RegisterTokenizer(nb::module_& m);
 void RegisterLoader(nb::module_& m);
+void RegisterClientLog(nb::module_& m);
 }
 
 NB_MODULE(_ext, m) {
@@ -17,4 +18,5 @@ NB_MODULE(_ext, m) {
   tokenfeed::python::RegisterExceptions(m);
   tokenfeed::python::RegisterTokenizer(m);
   tokenfeed::python::RegisterLoader(m);
+  tokenfeed::python::RegisterClientLog(m);
 }

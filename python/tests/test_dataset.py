@@ -290,6 +290,24 @@ def test_kafka_timeout_is_a_parameter():
     assert time.monotonic() - t0 < 15
 
 
+def test_kafka_client_log_lines_go_to_logging_not_raw_stderr(caplog, capfd):
+    """librdkafka's own lines (a refused connection) reach logging's tokenfeed.kafka logger."""
+    import logging
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with caplog.at_level(logging.DEBUG, logger="tokenfeed.kafka"):
+        with pytest.raises(tokenfeed.TokenfeedError):
+            tokenfeed.TokenDataset(f"kafka://127.0.0.1:{port}/t", seq_len=8, batch_size=2, kafka_timeout_ms=1500)
+    ours = [r for r in caplog.records if r.name == "tokenfeed.kafka"]
+    assert any(r.levelno >= logging.WARNING and f"127.0.0.1:{port}" in r.getMessage() for r in ours), \
+        [r.getMessage() for r in ours]
+    assert all(r.getMessage().startswith("[") for r in ours)
+    err = capfd.readouterr().err
+    assert "|FAIL|" not in err and "%3|" not in err, err
+
+
 def test_help_documents_every_parameter_and_metrics_are_numbers(topic):
     import inspect
     sig = inspect.signature(tokenfeed.TokenDataset.__init__)

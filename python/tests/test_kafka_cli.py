@@ -178,6 +178,8 @@ def test_unreachable_broker_fails_within_the_timeout_naming_it(tmp_path, corpus)
     started = time.monotonic()
     r = run("topics", "kafka://127.0.0.1:1/t", "--kafka-timeout-ms", "3000", check=False)
     assert r.returncode != 0 and "127.0.0.1:1" in r.stderr and time.monotonic() - started < 15
+    # The client library's own lines are the CLI's: "tokenfeed kafka: error: [FAIL ...] ...", never raw.
+    assert "tokenfeed kafka: " in r.stderr and "|FAIL|" not in r.stderr, r.stderr
 
 
 def test_missing_topic_is_created_or_an_error_with_no_create(corpus, kafka_broker):

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, Union
 import torch
 from torch.utils.data import IterableDataset
 
-from tokenfeed import _ext
+from tokenfeed import _client_log, _ext
 
 if TYPE_CHECKING:
     from typing_extensions import NotRequired, Unpack
@@ -195,8 +195,11 @@ class TokenDataset(IterableDataset):
         self._options: dict[str, Any] = dict(
             options, seq_len=seq_len, batch_size=batch_size, rank=self.rank, world_size=self.world_size,
             int32_ids=dtype == torch.int32)
-        snapshot = self._agreed_snapshot()
-        self._native = _ext._create_loader(self.uris, self.weights, snapshot, **self._options)
+        try:
+            snapshot = self._agreed_snapshot()
+            self._native = _ext._create_loader(self.uris, self.weights, snapshot, **self._options)
+        finally:
+            _client_log.forward()
         self._epochs = self._options.get("epochs", _DEFAULTS["epochs"])
         self._iterations = 0
 
@@ -222,11 +225,17 @@ class TokenDataset(IterableDataset):
             if iteration != self._iterations:
                 raise RuntimeError("this TokenDataset is being iterated by a newer iterator: one dataset is one "
                                    "stream, continue with the newest iter(dataset)")
-            batch = self._native.next()
+            try:
+                batch = self._native.next()
+            finally:
+                _client_log.forward()
             if batch is None and first and self._epochs != 0:
                 # The stream had ended before this iterator: the next round.
                 self._native.start_next_round()
-                batch = self._native.next()
+                try:
+                    batch = self._native.next()
+                finally:
+                    _client_log.forward()
                 if batch is None:
                     raise _ext.InvalidArgumentError(
                         f"the sources {self.uris} hold less than one global batch (batch_size {self.batch_size} x "
@@ -273,6 +282,7 @@ class TokenDataset(IterableDataset):
         passes per source in this round; ``ended_source``, the URI of the source
         that ended the stream (None before the end).
         """
+        _client_log.forward()
         return self._native.metrics()
 
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "tokenfeed/client_log.h"
 
 namespace {
 
@@ -28,6 +29,13 @@ int ExitForResult(const std::string& command, const tokenfeed::cli::CommandResul
   return ExitCode::kExitFailure;
 }
 
+// The Kafka client library's lines, in the CLI's own form:
+// "tokenfeed kafka: error: [FAIL rdkafka#producer-1] Connect to ... failed".
+void PrintClientLogLine(const tokenfeed::ClientLogLine& line) {
+  std::fprintf(stderr, "tokenfeed kafka: %s: [%s %s] %s\n", tokenfeed::ClientLogSeverityName(line.severity),
+               line.facility.c_str(), line.client.c_str(), line.message.c_str());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -48,6 +56,8 @@ int main(int argc, char** argv) {
 #if TOKENFEED_HAS_KAFKA
   add(tokenfeed::cli::AddServeCommand(app));
 #endif
+
+  tokenfeed::SetClientLogSink(PrintClientLogLine);
 
   if (argc <= 1) {  // a bare `tokenfeed`: what it can do
     std::fputs(app.help().c_str(), stdout);

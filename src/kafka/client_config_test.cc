@@ -5,9 +5,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <vector>
 
 #include "kafka/producer.h"
 #include "kafka/rdkafka_handle.h"
+#include "tokenfeed/client_log.h"
 
 namespace tokenfeed::kafka {
 namespace {
@@ -152,6 +155,51 @@ TEST(ClientCreation, BootstrapFromConfigIsUsed) {
   auto c = CreateClient(RD_KAFKA_PRODUCER, o, {}, {});
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->bootstrap, "127.0.0.1:9");
+}
+
+TEST(ClientLog, WithoutASinkLinesGoToStderrInLibrdkafkasFormat) {
+  testing::internal::CaptureStderr();
+  EmitClientLog({4, "FAIL", "rdkafka#producer-1", "broker down"});
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "%4|FAIL|rdkafka#producer-1| broker down\n");
+}
+
+// A refused connection makes librdkafka log (FAIL, level 3) on its own
+// threads: with a sink installed the line reaches it, and stderr stays clean.
+TEST(ClientLog, LibraryLinesGoToTheInstalledSinkAndNotToStderr) {
+  std::mutex mu;
+  std::vector<ClientLogLine> lines;
+  SetClientLogSink([&](const ClientLogLine& line) {
+    std::lock_guard lock(mu);
+    lines.push_back(line);
+  });
+  testing::internal::CaptureStderr();
+  {
+    ClientOptions o;
+    o.bootstrap = "127.0.0.1:1";  // nothing listens on port 1
+    o.timeout = std::chrono::milliseconds(1500);
+    auto c = CreateClient(RD_KAFKA_PRODUCER, o, {}, {});
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    auto count = FetchPartitionCount(*c, "t");
+    EXPECT_FALSE(count.ok());
+  }  // the client is destroyed here: no line arrives after this
+  const std::string err = testing::internal::GetCapturedStderr();
+  SetClientLogSink({});
+  EXPECT_EQ(err.find("|FAIL|"), std::string::npos) << err;
+  std::lock_guard lock(mu);
+  bool refused = false;
+  for (const auto& l : lines) {
+    if (l.severity <= 4 && l.message.find("127.0.0.1:1") != std::string::npos) refused = true;
+    EXPECT_FALSE(l.client.empty());
+    EXPECT_FALSE(l.facility.empty());
+  }
+  EXPECT_TRUE(refused) << lines.size() << " lines";
+}
+
+TEST(ClientLog, SeverityNames) {
+  EXPECT_STREQ(ClientLogSeverityName(0), "critical");
+  EXPECT_STREQ(ClientLogSeverityName(3), "error");
+  EXPECT_STREQ(ClientLogSeverityName(4), "warning");
+  EXPECT_STREQ(ClientLogSeverityName(7), "debug");
 }
 
 }  // namespace

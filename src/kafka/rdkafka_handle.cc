@@ -1,11 +1,11 @@
 #include "kafka/rdkafka_handle.h"
 
 #include <climits>
-#include <cstdio>
 #include <string_view>
 #include <thread>
 
 #include "kafka/kafka_error.h"
+#include "tokenfeed/client_log.h"
 
 namespace tokenfeed::kafka {
 namespace {
@@ -31,8 +31,9 @@ void OnLog(const rd_kafka_t* rk, int level, const char* facility, const char* me
                             std::string_view::npos) {
     return;
   }
-  // librdkafka's own format, so operators recognise the lines.
-  std::fprintf(stderr, "%%%d|%s|%s| %s\n", level, facility, rd_kafka_name(rk), message);
+  // To the process's client log (stderr in librdkafka's own format unless a
+  // program installed its sink: client_log.h).
+  EmitClientLog({level, facility, rd_kafka_name(rk), message});
   // A configuration remark is not what a later timeout should blame.
   if (level <= 4 && !config_warning) {  // LOG_WARNING and worse
     if (ClientEvents* events = EventsOf(rk)) events->RecordProblem(message);
