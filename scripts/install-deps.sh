@@ -12,6 +12,7 @@ packages=(
   python3 python3-dev python3-venv python3-pip python3-numpy python3-torch python3-pytest python3-matplotlib
   libopenblas0-pthread
   nodejs npm cargo default-jre-headless curl kcat maven openssl
+  libasan8 libubsan1 libtsan2 clang libclang-rt-14-dev
 )
 
 missing=()

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh machine: set-up, build, the C++ tests
-# (ctest) and the Python tests (pytest). Exits non-zero if anything fails.
+# (ctest) and the Python tests (pytest), then the sanitizer runs
+# (scripts/sanitize.sh). Exits non-zero if anything fails.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -22,4 +23,6 @@ if [ -d python/tests ] && ls python/tests/test_*.py >/dev/null 2>&1; then
   --config-settings=cmake.define.TOKENFEED_BUILD_CLI=OFF .
   .venv/bin/python -m pytest -q python/tests
 fi
+# The same suite's core under the sanitizers (docs/testing.md, ~17 min here).
+bash scripts/sanitize.sh all
 echo "test: all tests passed"
