@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "kafka/heap_tuning.h"
+#include "base/heap_tuning.h"
 #include "tokenfeed/record.h"
 #include "topic/topic.h"
 
@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
       Die("unknown argument " + a);
     }
   }
-  if (tune) tokenfeed::kafka::KeepLargeBuffersInHeap();
+  if (tune) tokenfeed::KeepLargeBuffersInHeap();
   const auto started = std::chrono::steady_clock::now();
   const double cpu0 = CpuSeconds();
   auto summary = tokenfeed::topic::DescribeTopic(uri, config);

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "kafka/admin_client.h"
-#include "kafka/heap_tuning.h"
+#include "base/heap_tuning.h"
 #include "kafka/partition_consumer.h"
 #include "kafka/producer.h"
 
@@ -239,7 +239,7 @@ int Consume(const Args& a) {
 
 int main(int argc, char** argv) {
   Args a = Parse(argc, argv);
-  if (a.tune_heap && !tk::KeepLargeBuffersInHeap()) Die("--tune-heap: mallopt refused");
+  if (a.tune_heap && !tokenfeed::KeepLargeBuffersInHeap()) Die("--tune-heap: mallopt refused");
   if (a.command == "gen") return Gen(a);
   if (a.command == "create") return Create(a);
   if (a.command == "produce") return Produce(a);

@@ -15,7 +15,7 @@
 #include "topic/topic.h"
 
 #if TOKENFEED_HAS_KAFKA
-#include "kafka/heap_tuning.h"
+#include "base/heap_tuning.h"
 #endif
 
 namespace tokenfeed::cli {
@@ -87,8 +87,8 @@ void PrintRecord(const InspectOptions& o, PartitionId p, Offset off, const recor
 Status RunInspect(const InspectOptions& o) {
 #if TOKENFEED_HAS_KAFKA
   // Reading a compressed Kafka topic fast: keep librdkafka's decompression
-  // buffers in the heap (kafka/heap_tuning.h).
-  (void)kafka::KeepLargeBuffersInHeap();
+  // buffers in the heap (base/heap_tuning.h).
+  (void)KeepLargeBuffersInHeap();
 #endif
   topic::TopicConfig config;
   TF_RETURN_IF_ERROR(ApplyKafkaOptions(o.kafka, &config));

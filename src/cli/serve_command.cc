@@ -6,7 +6,7 @@
 
 #include "cli/command.h"
 #include "cli/topic_options.h"
-#include "kafka/heap_tuning.h"
+#include "base/heap_tuning.h"
 #include "serve/preprocess_service.h"
 
 namespace tokenfeed::cli {
@@ -40,7 +40,7 @@ CommandResult RunServeCommand(ServeCliOptions& c) {
   o.log_interval = std::chrono::seconds(c.log_interval_s);
   TF_RETURN_IF_ERROR(ApplyKafkaOptions(c.kafka, &o.output));
   // The service reads compressed topics as fast as it can.
-  (void)kafka::KeepLargeBuffersInHeap();
+  (void)KeepLargeBuffersInHeap();
   std::signal(SIGINT, OnServeStopSignal);
   std::signal(SIGTERM, OnServeStopSignal);
   return serve::RunService(o, &g_stop);

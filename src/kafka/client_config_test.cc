@@ -8,6 +8,7 @@
 #include <mutex>
 #include <vector>
 
+#include "kafka/client_options.h"
 #include "kafka/producer.h"
 #include "kafka/rdkafka_handle.h"
 #include "tokenfeed/client_log.h"
@@ -44,6 +45,36 @@ TEST(ClientConfig, LaterSetReplacesEarlier) {
   ASSERT_EQ(c.entries().size(), 1u);
   EXPECT_EQ(c.entries()[0].value, "7");
   EXPECT_EQ(c.entries()[0].origin, "here");
+}
+
+TEST(ClientOptionsForUri, DefaultsThenFileThenAssignmentsLaterWinning) {
+  const std::string path = WriteTemp("tf_uri_props", "fetch.wait.max.ms=50\nlinger.ms=3\n");
+  KafkaUri parsed;
+  auto o = ClientOptionsForUri("kafka://b1:9092,b2:9093/t", {"fetch.wait.max.ms=10", "max.partition.fetch.bytes=1"},
+                               path, {"linger.ms=9"}, std::chrono::milliseconds(1234), &parsed);
+  ASSERT_TRUE(o.ok()) << o.status().ToString();
+  EXPECT_EQ(parsed.topic, "t");
+  EXPECT_EQ(o->bootstrap, "b1:9092,b2:9093");
+  EXPECT_EQ(o->timeout.count(), 1234);
+  EXPECT_EQ(o->config.Find("max.partition.fetch.bytes")->value, "1");
+  EXPECT_EQ(o->config.Find("fetch.wait.max.ms")->value, "50");  // the file wins over the default
+  EXPECT_EQ(o->config.Find("fetch.wait.max.ms")->origin, path + ":1");
+  EXPECT_EQ(o->config.Find("linger.ms")->value, "9");  // -X wins over the file
+  EXPECT_EQ(o->config.Find("linger.ms")->origin, "-X");
+  std::remove(path.c_str());
+}
+
+TEST(ClientOptionsForUri, BadUriPropertyOrTimeoutIsAnError) {
+  KafkaUri parsed;
+  EXPECT_EQ(ClientOptionsForUri("log:/a/b", {}, "", {}, std::chrono::milliseconds(1), &parsed).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(ClientOptionsForUri("kafka://h:1/t", {}, "", {"linger.ms"}, std::chrono::milliseconds(1), &parsed)
+                .status()
+                .code(),
+            StatusCode::kInvalidArgument);
+  Status s = ClientOptionsForUri("kafka://h:1/t", {}, "", {}, std::chrono::milliseconds(0), &parsed).status();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("timeout must be positive"), std::string::npos) << s.ToString();
 }
 
 TEST(ClientConfig, PropertiesFileSkipsCommentsAndRemembersLines) {

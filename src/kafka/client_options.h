@@ -7,8 +7,12 @@
 
 #include <chrono>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "kafka/client_config.h"
+#include "kafka/kafka_uri.h"
+#include "tokenfeed/status.h"
 
 namespace tokenfeed::kafka {
 
@@ -25,5 +29,16 @@ struct ClientOptions {
   std::chrono::milliseconds timeout = kDefaultClientTimeout;
   std::string client_id = "tokenfeed";
 };
+
+// The client options for the cluster of a kafka:// URI, built the same way
+// for every command so that -X and --kafka-config mean the same everywhere:
+// the URI's bootstrap servers, then `defaults` (a caller's tuning, "key=value"
+// each), then the properties file `config_file` (when not empty), then
+// `properties` ("key=value" each, as -X gives them); later ones win.
+// InvalidArgument for a malformed URI or property, a non-positive timeout.
+// Fills *parsed with the URI's parts.
+Result<ClientOptions> ClientOptionsForUri(std::string_view uri, const std::vector<std::string>& defaults,
+                                          const std::string& config_file, const std::vector<std::string>& properties,
+                                          std::chrono::milliseconds timeout, KafkaUri* parsed);
 
 }  // namespace tokenfeed::kafka

@@ -35,9 +35,6 @@ using loader::SourceStream;
 using Clock = std::chrono::steady_clock;
 
 constexpr int kStateVersion = 1;
-// block_records when not set (LoaderOptions::block_records).
-constexpr uint32_t kLogBlockRecords = 1024;
-constexpr uint32_t kKafkaBlockRecords = 4096;
 
 // Deterministic weighted choice: the source whose share is furthest behind
 // its weight (smooth weighted round robin). After n samples every source has
@@ -168,19 +165,10 @@ class LoaderImpl final : public Loader {
   ~LoaderImpl() override { StopThread(); }
 
   Status Init() {
-    // The loader's Kafka cursors jump between blocks: a reassigned partition
-    // waits for the fetch in flight, so keep broker-side fetch waits short
-    // (the user's -X settings, applied after, still win).
-    // Small fetches: a fetch returns at least one whole producer batch
-    // (ingest batches are up to 1 MB, about 500 KB compressed), and the one
-    // still in flight when a block's cursor pauses is decompressed for
-    // nothing. 256 KiB used ~7 % less CPU per token than 1 MiB, shuffled
-    // (unshuffled the same); 4 MiB halved the shuffled rate.
-    topic_config_.kafka_properties = {"fetch.wait.max.ms=10", "max.partition.fetch.bytes=262144"};
-    topic_config_.kafka_properties.insert(topic_config_.kafka_properties.end(), o_.kafka_properties.begin(),
-                                          o_.kafka_properties.end());
-    // The loader jumps from block to block: read about one batch at a time.
-    topic_config_.log_read_buffer_bytes = size_t{1} << 20;
+    // The loader reads blocks and jumps between them; each transport tunes
+    // its cursors for that (topic.h, ReadPattern).
+    topic_config_.read_pattern = topic::ReadPattern::kBlocks;
+    topic_config_.kafka_properties = o_.kafka_properties;
     topic_config_.kafka_timeout = std::chrono::milliseconds(o_.kafka_timeout_ms);
     if (o_.snapshot_json.empty()) {
       TF_ASSIGN_OR_RETURN(snapshot_, ReadSnapshot(o_.sources, topic_config_));
@@ -418,8 +406,9 @@ class LoaderImpl final : public Loader {
 
   uint32_t BlockRecordsOf(uint32_t s) const {
     if (o_.block_records != 0) return o_.block_records;
-    Result<topic::TopicKind> kind = topic::KindOf(o_.sources[s].uri);
-    return kind.ok() && *kind == topic::TopicKind::kKafka ? kKafkaBlockRecords : kLogBlockRecords;
+    // Sources were validated (a bad URI fails Init before this is asked).
+    Result<topic::TransportHints> hints = topic::HintsFor(o_.sources[s].uri);
+    return hints.ok() ? hints->block_records : topic::TransportHints{}.block_records;
   }
 
   // The block sizes in the fingerprint: one number when all sources share

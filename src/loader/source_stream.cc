@@ -16,6 +16,8 @@ Result<std::unique_ptr<SourceStream>> SourceStream::Open(SourceConfig config) {
   std::unique_ptr<SourceStream> s(new SourceStream(std::move(config)));
   const SourceConfig& c = s->config_;
   s->epoch_end_ = c.epochs;
+  TF_ASSIGN_OR_RETURN(topic::TransportHints hints, topic::HintsFor(c.uri));
+  s->cheap_snapshot_check_ = hints.cheap_snapshot_check;
   s->blocks_ = MakeBlocks(c.partitions, c.block_records);
   s->windows_per_epoch_ = (s->blocks_.size() + c.window_blocks - 1) / c.window_blocks;
   for (uint32_t p = 0; p < c.partitions.size(); ++p) {
@@ -170,7 +172,7 @@ Status SourceStream::ReadBlocks(uint32_t partition, const std::vector<uint32_t>&
     while (got < b.count) {
       // No more than the block needs: the next block often starts where
       // this one ends (the same partition, in order), and then the cursor
-      // goes on without a seek (which, for Kafka, restarts the fetch).
+      // goes on without a seek (which restarts a fetching cursor's fetch).
       TF_ASSIGN_OR_RETURN(auto records, cursor.Read(std::chrono::milliseconds(5000), b.count - got));
       if (records.empty()) {
         return Status::TimedOut(c.uri + " partition " + std::to_string(b.partition) + ": no record at offset " +
@@ -336,10 +338,10 @@ Status SourceStream::LoadWindow() {
   JoinPrefetch();
   next_window_bytes_ = next_window_.capacity_bytes();
   // The topic must still hold what the snapshot names (a deleted or
-  // shortened topic is an error, never a hang). For the embedded log this is
-  // a few file checks per window; a Kafka cursor reports a vanished topic or
-  // offset itself, and asking the cluster each window would cost a round trip.
-  if (config_.uri.starts_with("log:")) TF_RETURN_IF_ERROR(CheckSnapshotStillHolds());
+  // shortened topic is an error, never a hang). Where that check is cheap
+  // (the embedded log: a few file checks) it runs each window; elsewhere
+  // (a round trip to a cluster) the cursor reports a vanished topic or offset.
+  if (cheap_snapshot_check_) TF_RETURN_IF_ERROR(CheckSnapshotStillHolds());
   if (next_window_.epoch == pos_.epoch && next_window_.window == pos_.window && next_window_.status.ok()) {
     std::swap(cur_window_, next_window_);
   } else {

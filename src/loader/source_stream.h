@@ -133,7 +133,7 @@ class SourceStream {
   // One epoch's block order and, per block, where the run of adjacent
   // blocks that one cursor reads after it without a seek ends (across
   // windows: unshuffled, a whole partition is one run). The cursor is told
-  // that end, so that a Kafka cursor stops fetching there and nowhere else.
+  // that end, so that a cursor that fetches ahead stops there and nowhere else.
   struct EpochPlan {
     std::vector<uint32_t> order;     // block indices in visiting order
     std::vector<uint64_t> read_end;  // by block index
@@ -161,6 +161,7 @@ class SourceStream {
   uint64_t epoch_end_ = 0;
   std::function<bool()> repeat_;
   bool loaded_ = false;  // cur_window_ is pos_'s window
+  bool cheap_snapshot_check_ = false;  // topic::TransportHints of the source's URI
   Window cur_window_, next_window_;
   std::thread prefetch_;
   uint64_t next_window_bytes_ = 0;  // next_window_'s size when last safe to measure

@@ -25,13 +25,13 @@
 #include <utility>
 
 #include "kafka/admin_client.h"
+#include "kafka/client_options.h"
 #include "kafka/group_consumer.h"
 #include "kafka/producer.h"
 #include "serve/metrics_http_server.h"
 #include "serve/serve_metrics.h"
 #include "tokenfeed/record.h"
 #include "tokenfeed/tokenizer.h"
-#include "topic/kafka_topic.h"
 
 namespace tokenfeed::serve {
 namespace {
@@ -108,8 +108,13 @@ class Service {
  private:
   Status Setup() {
     kafka::KafkaUri from, to;
-    TF_ASSIGN_OR_RETURN(kafka::ClientOptions client, topic::KafkaClientOptionsFor(o_.from_uri, o_.output, &from));
-    TF_ASSIGN_OR_RETURN(kafka::ClientOptions to_client, topic::KafkaClientOptionsFor(o_.to_uri, o_.output, &to));
+    const topic::WriterConfig& c = o_.output;
+    TF_ASSIGN_OR_RETURN(kafka::ClientOptions client, kafka::ClientOptionsForUri(o_.from_uri, {}, c.kafka_config_file,
+                                                                                c.kafka_properties, c.kafka_timeout,
+                                                                                &from));
+    TF_ASSIGN_OR_RETURN(kafka::ClientOptions to_client,
+                        kafka::ClientOptionsForUri(o_.to_uri, {}, c.kafka_config_file, c.kafka_properties,
+                                                   c.kafka_timeout, &to));
     if (SortedBrokers(from) != SortedBrokers(to)) {
       return Status::InvalidArgument("--from " + from.ToString() + " and --to " + to.ToString() +
                                      " name different brokers: one Kafka transaction must cover the output "

@@ -186,7 +186,8 @@ Result<std::unique_ptr<PartitionCursor>> OpenLogPartitionCursor(std::string_view
                               " partitions; there is no partition " + ToString(partition));
   }
   log::ReaderOptions ro;
-  ro.buffer_bytes = config.log_read_buffer_bytes;
+  // How much of the active segment one read takes (ReadPattern).
+  ro.buffer_bytes = config.read_pattern == ReadPattern::kBlocks ? size_t{1} << 20 : size_t{8} << 20;
   TF_ASSIGN_OR_RETURN(auto reader, topic->OpenReader(partition, ro));
   return std::unique_ptr<PartitionCursor>(std::make_unique<LogPartitionCursor>(std::move(topic), std::move(reader)));
 }

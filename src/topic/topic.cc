@@ -16,6 +16,16 @@ Result<TopicKind> KindOf(std::string_view uri) {
                                  "kafka://HOST:PORT[,HOST:PORT]/TOPIC");
 }
 
+Result<TransportHints> HintsFor(std::string_view uri) {
+  TF_ASSIGN_OR_RETURN(TopicKind kind, KindOf(uri));
+  TransportHints h;
+  if (kind == TopicKind::kKafka) {
+    h.block_records = 4096;
+    h.cheap_snapshot_check = false;
+  }
+  return h;
+}
+
 namespace {
 [[maybe_unused]] Status KafkaNotBuilt(std::string_view uri) {
   return Status::Unsupported("'" + std::string(uri) +

@@ -31,6 +31,36 @@ enum class TopicKind { kLog, kKafka };
 // (saying what both forms look like).
 Result<TopicKind> KindOf(std::string_view uri);
 
+// How a reader moves through a partition. Each transport tunes its reads for
+// it, so that code above this seam never names a transport's settings.
+enum class ReadPattern {
+  // From an offset onwards (inspect, a tail): reading far ahead pays.
+  kSequential,
+  // In blocks of known extent, jumping from block to block (the loader):
+  // about one producer batch per read, short waits at the broker, since a
+  // jump throws away what was fetched ahead. Embedded log: 1 MiB reads of
+  // the active segment instead of 8 MiB. Kafka: fetch.wait.max.ms=10 and
+  // max.partition.fetch.bytes=262144 (the client properties still win).
+  kBlocks,
+};
+
+// What code above this seam needs to know of a transport: asked of a URI
+// instead of testing its scheme. A plain value.
+struct TransportHints {
+  // Records per block for a kBlocks reader when the caller sets none: the
+  // size at which a jump costs little beside the block (the log: a lookup in
+  // a memory map; Kafka: a restarted fetch, hence larger blocks).
+  uint32_t block_records = 1024;
+  // Whether checking that a topic still holds a snapshot's offset ranges is
+  // cheap enough to do often (the log: a few file checks). When false (Kafka:
+  // a round trip to the cluster), cursors report a vanished topic or offset
+  // themselves when they reach it.
+  bool cheap_snapshot_check = true;
+};
+
+// The hints of the transport a URI names; InvalidArgument as KindOf.
+Result<TransportHints> HintsFor(std::string_view uri);
+
 struct TopicConfig {
   // Kafka client properties, ignored by the embedded log: a properties file
   // (key=value lines) and then "key=value" assignments (-X), later ones
@@ -39,10 +69,8 @@ struct TopicConfig {
   std::vector<std::string> kafka_properties;
   // How long a Kafka operation may wait for the cluster before failing.
   std::chrono::milliseconds kafka_timeout{30000};
-  // Embedded log readers: how much of the last (active) segment one read
-  // takes. Readers that jump between offsets (the loader) want about one
-  // batch; sequential readers gain from more.
-  size_t log_read_buffer_bytes = size_t{8} << 20;
+  // Cursors: how they will be read (the transport tunes for it).
+  ReadPattern read_pattern = ReadPattern::kSequential;
 };
 
 struct WriterConfig : TopicConfig {

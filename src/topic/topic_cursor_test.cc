@@ -121,5 +121,39 @@ TEST(LogCursorOwnerTest, SealedRecordsOutliveTheCursorWhileTheirOwnerIsHeld) {
   }
 }
 
+TEST(TransportHints, AskedOfTheUriNotItsScheme) {
+  auto log = HintsFor("log:/data/topics/t");
+  ASSERT_TRUE(log.ok());
+  EXPECT_EQ(log->block_records, 1024u);
+  EXPECT_TRUE(log->cheap_snapshot_check);
+  auto kafka = HintsFor("kafka://127.0.0.1:9092/t");
+  ASSERT_TRUE(kafka.ok());
+  EXPECT_EQ(kafka->block_records, 4096u);
+  EXPECT_FALSE(kafka->cheap_snapshot_check);
+  Status bad = HintsFor("s3://bucket/t").status();
+  EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("log:DIR/TOPIC"), std::string::npos) << bad.ToString();
+}
+
+TEST_F(LogCursorTest, BlockReadsSeeTheSameRecordsAsSequentialOnes) {
+  for (ReadPattern pattern : {ReadPattern::kSequential, ReadPattern::kBlocks}) {
+    TopicConfig config;
+    config.read_pattern = pattern;
+    auto c = OpenPartitionCursor(uri_, PartitionId(0), config);
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    ASSERT_TRUE((*c)->Seek(Offset(55)).ok());
+    std::vector<std::string> got;
+    while (got.size() < 45) {
+      auto r = (*c)->Read(milliseconds(100));
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      ASSERT_FALSE(r->empty());
+      for (const StoredRecordView& v : *r) got.push_back(Text(v));
+    }
+    ASSERT_EQ(got.size(), 45u);
+    EXPECT_EQ(got.front(), "record 55");
+    EXPECT_EQ(got.back(), "record 99");
+  }
+}
+
 }  // namespace
 }  // namespace tokenfeed::topic

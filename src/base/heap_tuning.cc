@@ -1,4 +1,4 @@
-#include "kafka/heap_tuning.h"
+#include "base/heap_tuning.h"
 
 #include <climits>
 
@@ -6,7 +6,7 @@
 #include <malloc.h>
 #endif
 
-namespace tokenfeed::kafka {
+namespace tokenfeed {
 
 bool KeepLargeBuffersInHeap(size_t mmap_threshold, size_t trim_threshold) {
 #if defined(__GLIBC__)
@@ -22,4 +22,4 @@ bool KeepLargeBuffersInHeap(size_t mmap_threshold, size_t trim_threshold) {
 #endif
 }
 
-}  // namespace tokenfeed::kafka
+}  // namespace tokenfeed
