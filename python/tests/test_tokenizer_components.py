@@ -161,3 +161,20 @@ def test_bad_values_are_named(base):
     spec["model"]["dropout"] = 0.1
     with pytest.raises(NotImplementedError, match="dropout"):
         tokenfeed.Tokenizer.from_str(json.dumps(spec))
+
+
+def test_post_processor_ids_must_be_tokens(base):
+    # An id the tokenizer does not have would come out of every encode with
+    # special tokens: a load-time error naming it (found by fuzzing the loader).
+    spec = copy.deepcopy(base)
+    spec["post_processor"] = {"type": "TemplateProcessing",
+                              "single": [{"SpecialToken": {"id": "<x>", "type_id": 0}},
+                                         {"Sequence": {"id": "A", "type_id": 0}}],
+                              "pair": [{"Sequence": {"id": "A", "type_id": 0}}],
+                              "special_tokens": {"<x>": {"id": "<x>", "ids": [1999999], "tokens": ["<x>"]}}}
+    with pytest.raises(ValueError, match="post_processor: adds token id 1999999"):
+        tokenfeed.Tokenizer.from_str(json.dumps(spec))
+    spec["post_processor"] = {"type": "RobertaProcessing", "sep": ["</s>", 2**32 + 1], "cls": ["<s>", 0],
+                              "trim_offsets": True, "add_prefix_space": False}
+    with pytest.raises(ValueError, match="cls and sep ids must be token ids"):
+        tokenfeed.Tokenizer.from_str(json.dumps(spec))

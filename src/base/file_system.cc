@@ -294,8 +294,11 @@ std::string ParentDir(std::string_view path) {
   while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
   const size_t slash = path.rfind('/');
   if (slash == std::string_view::npos) return ".";
-  if (slash == 0) return "/";
-  return std::string(path.substr(0, slash));
+  // "a//b" is in "a": a run of slashes separates like one.
+  std::string_view parent = path.substr(0, slash);
+  while (!parent.empty() && parent.back() == '/') parent.remove_suffix(1);
+  if (parent.empty()) return "/";
+  return std::string(parent);
 }
 
 std::string BaseName(std::string_view path) {

@@ -21,6 +21,8 @@ TEST(PathTest, JoinParentBase) {
   EXPECT_EQ(ParentDir("c"), ".");
   EXPECT_EQ(ParentDir("/c"), "/");
   EXPECT_EQ(ParentDir("a/b/"), "a");
+  EXPECT_EQ(ParentDir("a//b"), "a");  // a run of slashes separates like one
+  EXPECT_EQ(ParentDir("//c"), "/");
   EXPECT_EQ(BaseName("a/b/c"), "c");
   EXPECT_EQ(BaseName("c"), "c");
 }

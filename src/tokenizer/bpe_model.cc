@@ -102,6 +102,13 @@ Result<BpeModel> BpeModel::Build(const BpeSpec& spec) {
     if (id == kNoToken) return Status::InvalidArgument("model.vocab: id 4294967295 is out of range");
     limit = std::max(limit, id + 1);
   }
+  // Checked before the tables below are sized by the largest id.
+  if (spec.merges.size() > MergeTable::kMaxRank || limit > MergeTable::kMaxId + 1) {
+    return Status::Unsupported("the vocabulary has " + std::to_string(limit) + " ids and " +
+                               std::to_string(spec.merges.size()) + " merges; tokenfeed supports up to " +
+                               std::to_string(MergeTable::kMaxId + 1) + " ids and " +
+                               std::to_string(MergeTable::kMaxRank) + " merges");
+  }
   m.text_offsets_.assign(limit, {kNoToken, 0});
   m.bytes_offsets_.assign(limit, {kNoToken, 0});
   std::string bytes;
@@ -144,18 +151,15 @@ Result<BpeModel> BpeModel::Build(const BpeSpec& spec) {
 
   // Merge rule i joins tokens a and b into a + b (b without the continuing
   // prefix), with rank i. Every token must be in the vocabulary.
-  if (spec.merges.size() > MergeTable::kMaxRank || limit > MergeTable::kMaxId + 1) {
-    return Status::Unsupported("the vocabulary has " + std::to_string(limit) + " ids and " +
-                               std::to_string(spec.merges.size()) + " merges; tokenfeed supports up to " +
-                               std::to_string(MergeTable::kMaxId + 1) + " ids and " +
-                               std::to_string(MergeTable::kMaxRank) + " merges");
-  }
   std::vector<MergeTable::Rule> rules;
   rules.reserve(spec.merges.size());
   const size_t prefix_len = m.continuing_subword_prefix_.size();
   std::string joined;
   for (size_t rank = 0; rank < spec.merges.size(); ++rank) {
-    const auto& [a, b] = spec.merges[rank];
+    // Named references, not a structured binding: the lambda below captures
+    // them, which clang before 16 does not allow for bindings.
+    const auto& a = spec.merges[rank].first;
+    const auto& b = spec.merges[rank].second;
     auto a_id = m.text_index_.Find(a);
     auto b_id = m.text_index_.Find(b);
     auto where = [&] { return "model.merges[" + std::to_string(rank) + "] (\"" + a + "\", \"" + b + "\"): "; };

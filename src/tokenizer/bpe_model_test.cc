@@ -96,6 +96,18 @@ TEST(BpeModelTest, MergeOutsideVocabularyIsAnError) {
   EXPECT_NE(BpeModel::Build(spec).status().message().find("token 'z' is not in model.vocab"), std::string::npos);
 }
 
+TEST(BpeModelTest, AnIdBeyondTheSupportedRangeIsRefusedBeforeAnyTableIsSized) {
+  // 4,000,000,000 would size two per-id tables at 64 GB; the range check
+  // comes first (found by fuzz/tokenizer_json, corpus/huge_id.json).
+  BpeSpec spec;
+  spec.vocab = {{"a", 0}, {"b", 4'000'000'000u}};
+  auto m = BpeModel::Build(spec);
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(m.status().message().find("the vocabulary has 4000000001 ids"), std::string::npos)
+      << m.status().ToString();
+}
+
 TEST(BpeModelTest, LongPiecesMatchShortPath) {
   // Pieces above the array path's limit take the heap; both must agree.
   BpeModel m = TinyModel({{"a", "b"}, {"ab", "ab"}, {"b", "a"}, {"ba", "ba"}, {"abab", "abab"}, {"a", "a"}});

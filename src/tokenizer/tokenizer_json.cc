@@ -72,6 +72,7 @@ class Loader {
     element post_el;
     if (!top["post_processor"].get(post_el) && !IsNull(post_el)) {
       TF_RETURN_IF_ERROR(ParsePostProcessor(post_el, "post_processor", model, added, &post));
+      TF_RETURN_IF_ERROR(CheckPostProcessorIds(post, model, added));
     }
 
     tk::DecoderKind decoder = tk::DecoderKind::kNone;
@@ -352,6 +353,28 @@ class Loader {
     return Status::OK();
   }
 
+  // Every id the post-processor adds must be a token the tokenizer has (in
+  // the vocabulary or added), or encoding would emit ids beyond id_limit().
+  Status CheckPostProcessorIds(const tk::PostProcessorSpec& post, const tk::BpeModel& model,
+                               const std::vector<tk::AddedTokenSpec>& added) const {
+    auto known = [&](uint32_t id) {
+      if (id < model.id_limit() && model.TextToId(model.TokenText(id)) == id) return true;
+      for (const tk::AddedTokenSpec& t : added) {
+        if (t.id == id) return true;
+      }
+      return false;
+    };
+    for (const std::vector<uint32_t>* ids : {&post.prefix, &post.suffix}) {
+      for (uint32_t id : *ids) {
+        if (!known(id)) {
+          return Error("post_processor", "adds token id " + std::to_string(id) +
+                                             ", which is neither in model.vocab nor an added token");
+        }
+      }
+    }
+    return Status::OK();
+  }
+
   Status ParsePostProcessor(const element& e, const std::string& path, const tk::BpeModel& model,
                             const std::vector<tk::AddedTokenSpec>& added, tk::PostProcessorSpec* post) {
     TF_ASSIGN_OR_RETURN(std::string type, GetType(e, path));
@@ -417,7 +440,9 @@ class Loader {
         return Error(path, "cls and sep must be [token, id] pairs");
       }
       uint64_t cls_id, sep_id;
-      if (cls.at(1).get(cls_id) || sep.at(1).get(sep_id)) return Error(path, "cls and sep ids must be integers");
+      if (cls.at(1).get(cls_id) || sep.at(1).get(sep_id) || cls_id >= UINT32_MAX || sep_id >= UINT32_MAX) {
+        return Error(path, "cls and sep ids must be token ids (integers below 2^32-1)");
+      }
       post->prefix.push_back(static_cast<uint32_t>(cls_id));
       post->suffix.push_back(static_cast<uint32_t>(sep_id));
       post->description = type;
