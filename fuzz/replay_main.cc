@@ -1,7 +1,8 @@
-// The fuzz target as a plain program, for compilers without libFuzzer and for
-// CI: runs LLVMFuzzerTestOneInput on every file named on the command line and
-// on every file inside each directory named there. Exits non-zero when there
-// is nothing to run; a disagreement aborts inside the target.
+// A fuzz target as a plain program, for compilers without libFuzzer and for
+// the test command: runs LLVMFuzzerTestOneInput on every file named on the
+// command line and on every file inside each directory named there, in name
+// order. Exits non-zero when there is nothing to run; a finding aborts inside
+// the target. Shared by every target under fuzz/ (tokenfeed_add_fuzz_target).
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -45,6 +46,6 @@ int main(int argc, char** argv) {
     LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(data.data()), data.size());
     bytes += data.size();
   }
-  std::printf("replay: %zu inputs, %zu bytes, no difference\n", files.size(), bytes);
+  std::printf("replay: %zu inputs, %zu bytes, no finding\n", files.size(), bytes);
   return 0;
 }
