@@ -19,6 +19,9 @@ all_targets=(
   "topic_meta_fuzz fuzz/log/topic_meta_corpus"
   "tokenizer_json_fuzz fuzz/tokenizer_json/corpus"
   "uri_fuzz fuzz/uri/corpus"
+  "client_properties_fuzz fuzz/kafka/corpus"
+  "raw_message_fuzz fuzz/serve/message_corpus"
+  "metrics_request_fuzz fuzz/serve/request_corpus"
   "pretokenizer_diff_fuzzer fuzz/pretokenizer_diff/corpus"
 )
 selected=()

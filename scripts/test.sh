@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh machine: set-up, build, the C++ tests
 # (ctest) and the Python tests (pytest), then the sanitizer runs
-# (scripts/sanitize.sh). Exits non-zero if anything fails.
+# (scripts/sanitize.sh) and brief fuzz runs (scripts/fuzz.sh). Exits non-zero
+# if anything fails.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -25,4 +26,6 @@ if [ -d python/tests ] && ls python/tests/test_*.py >/dev/null 2>&1; then
 fi
 # The same suite's core under the sanitizers (docs/testing.md, ~17 min here).
 bash scripts/sanitize.sh all
+# Every fuzz target under libFuzzer with ASan+UBSan, briefly (~5 min here).
+bash scripts/fuzz.sh 15
 echo "test: all tests passed"

@@ -109,7 +109,7 @@ void MetricsHttpServer::Serve() {
           continue;
         }
         if (n > 0) c.request.append(buf, static_cast<size_t>(n));
-        c.response = Answer(c.request);
+        c.response = Answer(c.request, render_);
       }
       if (!c.response.empty() && c.sent < c.response.size()) {
         const ssize_t n =
@@ -143,7 +143,7 @@ void MetricsHttpServer::Serve() {
   for (const Connection& c : conns) ::close(c.fd);
 }
 
-std::string MetricsHttpServer::Answer(const std::string& request) {
+std::string MetricsHttpServer::Answer(const std::string& request, const std::function<std::string()>& render) {
   if (request.find("\r\n\r\n") == std::string::npos && request.find("\n\n") == std::string::npos) {
     if (request.size() > kMaxRequestBytes) {
       return Response(431, "Request Header Fields Too Large", "text/plain", "request too large\n");
@@ -157,7 +157,7 @@ std::string MetricsHttpServer::Answer(const std::string& request) {
                                                                                           : line.find(' ', 4) - 4)
                                  : std::string();
   if (get && (target == "/metrics" || target.starts_with("/metrics?"))) {
-    return Response(200, "OK", "text/plain; version=0.0.4; charset=utf-8", render_());
+    return Response(200, "OK", "text/plain; version=0.0.4; charset=utf-8", render());
   }
   if (!get) return Response(405, "Method Not Allowed", "text/plain", "only GET /metrics is served\n");
   return Response(404, "Not Found", "text/plain", "not found: the metrics are at /metrics\n");

@@ -38,12 +38,16 @@ class MetricsHttpServer {
   uint16_t port() const { return port_; }
   void Stop();
 
+  // The whole HTTP response to the bytes of one request received so far, or
+  // empty while they do not yet hold a complete header. `render` gives the
+  // metrics text. Pure (apart from `render`): the server calls it, and the
+  // fuzz target fuzz/serve/metrics_request_fuzz calls it on arbitrary bytes.
+  static std::string Answer(const std::string& request, const std::function<std::string()>& render);
+
  private:
   struct Connection;
   MetricsHttpServer(int fd, uint16_t port, std::function<std::string()> render);
   void Serve();
-  // The answer to a complete request, or empty while it is incomplete.
-  std::string Answer(const std::string& request);
 
   int listen_fd_;
   uint16_t port_;
