@@ -17,6 +17,7 @@ all_targets=(
   "record_view_fuzz tests/record/testdata"
   "batch_fuzz fuzz/log/corpus"
   "topic_meta_fuzz fuzz/log/topic_meta_corpus"
+  "log_files_fuzz fuzz/log/log_files_corpus"
   "tokenizer_json_fuzz fuzz/tokenizer_json/corpus"
   "uri_fuzz fuzz/uri/corpus"
   "client_properties_fuzz fuzz/kafka/corpus"
