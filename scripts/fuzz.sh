@@ -12,26 +12,6 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 seconds="${1:-20}"
 shift || true
-# target  corpus (relative to the repository root)
-all_targets=(
-  "record_view_fuzz tests/record/testdata"
-  "batch_fuzz fuzz/log/corpus"
-  "topic_meta_fuzz fuzz/log/topic_meta_corpus"
-  "log_files_fuzz fuzz/log/log_files_corpus"
-  "tokenizer_json_fuzz fuzz/tokenizer_json/corpus"
-  "uri_fuzz fuzz/uri/corpus"
-  "client_properties_fuzz fuzz/kafka/corpus"
-  "raw_message_fuzz fuzz/serve/message_corpus"
-  "metrics_request_fuzz fuzz/serve/request_corpus"
-  "pretokenizer_diff_fuzzer fuzz/pretokenizer_diff/corpus"
-)
-selected=()
-for entry in "${all_targets[@]}"; do
-  name="${entry%% *}"
-  if [ $# -eq 0 ] || printf '%s\n' "$@" | grep -qx "$name"; then selected+=("$entry"); fi
-done
-[ ${#selected[@]} -gt 0 ] || { echo "fuzz: no such target: $*" >&2; exit 2; }
-
 build="$root/build/fuzz"
 flags="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined -fsanitize=fuzzer-no-link"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
@@ -40,6 +20,15 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
   -DTOKENFEED_BUILD_FUZZ=ON -DTOKENFEED_BUILD_TESTS=OFF -DTOKENFEED_BUILD_BENCH=OFF \
   -DTOKENFEED_BUILD_CLI=OFF -DTOKENFEED_BUILD_PYTHON=OFF >/dev/null
+# "name corpus" per line, written by fuzz/CMakeLists.txt for every target.
+mapfile -t all_targets < "$build/fuzz_targets.txt"
+selected=()
+for entry in "${all_targets[@]}"; do
+  [ -n "$entry" ] || continue
+  name="${entry%% *}"
+  if [ $# -eq 0 ] || printf '%s\n' "$@" | grep -qx "$name"; then selected+=("$entry"); fi
+done
+[ ${#selected[@]} -gt 0 ] || { echo "fuzz: no such target: $*" >&2; exit 2; }
 names=()
 for entry in "${selected[@]}"; do names+=("${entry%% *}"); done
 cmake --build "$build" -j "$(nproc)" --target "${names[@]}"
@@ -49,7 +38,7 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 total_runs=0
 for entry in "${selected[@]}"; do
   name="${entry%% *}"
-  corpus="$root/${entry#* }"
+  corpus="${entry#* }"
   program="$(find "$build/fuzz" -type f -name "$name" -perm -u+x | head -n 1)"
   [ -n "$program" ] || { echo "fuzz: $name was not built" >&2; exit 1; }
   found="$build/found/$name"

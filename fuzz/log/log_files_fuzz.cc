@@ -26,7 +26,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -63,8 +62,9 @@ struct Template {
 };
 
 std::string ReadAll(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
+  auto bytes = tokenfeed::ReadFileToString(tokenfeed::FileSystem::Posix(), p.string());
+  if (!bytes.ok()) Finding("template: " + bytes.status().ToString());
+  return std::move(bytes).value();
 }
 
 void WriteAll(const fs::path& p, const std::string& bytes) {

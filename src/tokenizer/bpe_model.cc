@@ -188,8 +188,10 @@ std::string_view BpeModel::DecodedBytes(uint32_t id) const {
   return std::string_view(bytes_arena_).substr(bytes_offsets_[id].first, bytes_offsets_[id].second);
 }
 
+bool BpeModel::HasId(uint32_t id) const { return id < text_offsets_.size() && text_offsets_[id].first != kNoToken; }
+
 std::string_view BpeModel::TokenText(uint32_t id) const {
-  if (id >= text_offsets_.size() || text_offsets_[id].first == kNoToken) return {};
+  if (!HasId(id)) return {};
   return std::string_view(text_arena_).substr(text_offsets_[id].first, text_offsets_[id].second);
 }
 

@@ -105,6 +105,8 @@ class BpeModel {
   // character of its text is in the byte-level alphabet, its text otherwise.
   // Empty for an id the vocabulary does not have.
   std::string_view DecodedBytes(uint32_t id) const;
+  // Whether the vocabulary has a token with this id.
+  bool HasId(uint32_t id) const;
   // The token's text as tokenizer.json spells it.
   std::string_view TokenText(uint32_t id) const;
   std::optional<uint32_t> TextToId(std::string_view text) const;

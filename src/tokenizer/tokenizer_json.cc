@@ -358,7 +358,7 @@ class Loader {
   Status CheckPostProcessorIds(const tk::PostProcessorSpec& post, const tk::BpeModel& model,
                                const std::vector<tk::AddedTokenSpec>& added) const {
     auto known = [&](uint32_t id) {
-      if (id < model.id_limit() && model.TextToId(model.TokenText(id)) == id) return true;
+      if (model.HasId(id)) return true;
       for (const tk::AddedTokenSpec& t : added) {
         if (t.id == id) return true;
       }
