@@ -107,6 +107,8 @@ Result<TopicMetadata> ParseTopicMetadata(std::string_view text, const std::strin
   TF_RETURN_IF_ERROR(take("created_unix_ms", &m.created_unix_ms));
   auto by = values.find("created_by");
   if (by == values.end()) return corrupt("has no created_by");
+  // The writer turns carriage returns into spaces, so one here was not written by it.
+  if (by->second.find('\r') != std::string::npos) return corrupt("has a carriage return in created_by");
   m.created_by = by->second;
   values.erase(by);
   if (!values.empty()) return corrupt("has an unknown key '" + values.begin()->first + "'");
