@@ -93,6 +93,12 @@ SearchScratch& ThreadScratch() {
   return scratch;
 }
 
+// The document whose pieces this thread is searching (RegexDocumentBudget):
+// its size, and when its first search started (0: not yet; steady_clock ticks).
+thread_local size_t document_bytes = 0;
+thread_local int64_t document_started = 0;
+thread_local bool in_document = false;
+
 // Length of the UTF-8 character that starts with byte b (1 for a stray byte).
 inline size_t Utf8Length(uint8_t b) {
   if (b < 0xC0) return 1;
@@ -115,22 +121,34 @@ class OnigMatcher final : public SplitMatcher {
     size_t search_from = 0;
     bool have_last = false;
     size_t last_match_end = 0;
-    const auto started = std::chrono::steady_clock::now();
-    const auto budget = std::chrono::seconds(1) + std::chrono::microseconds(text.size());  // ~1 s per MB
-    unsigned calls = 0;
+    using Clock = std::chrono::steady_clock;
+    // ~1 s per MB of the document (or of this piece, outside a document).
+    const size_t budget_bytes = in_document ? document_bytes : text.size();
+    Clock::time_point started;
+    if (in_document) {
+      if (document_started == 0) document_started = Clock::now().time_since_epoch().count();
+      started = Clock::time_point(Clock::duration(document_started));
+    } else {
+      started = Clock::now();
+    }
+    const auto budget = std::chrono::seconds(1) + std::chrono::microseconds(budget_bytes);
+    // The clock is read at the first call of a piece too, so that many small
+    // pieces of one document cannot each run unchecked.
+    unsigned calls = kCallsPerClockCheck - 1;
     while (search_from <= text.size()) {
-      if (++calls % kCallsPerClockCheck == 0 && std::chrono::steady_clock::now() - started > budget) {
+      if (++calls % kCallsPerClockCheck == 0 && Clock::now() - started > budget) {
         throw RegexSearchError(origin_ + ": the regex search took more than " +
                                std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(budget).count()) +
-                               " ms on a piece of " + std::to_string(text.size()) + " bytes (stopped at byte " +
-                               std::to_string(search_from) + "); the pattern backtracks too much on this text");
+                               " ms on " + (in_document ? "a document" : "a piece") + " of " +
+                               std::to_string(budget_bytes) + " bytes (stopped at byte " + std::to_string(search_from) +
+                               " of a piece of " + std::to_string(text.size()) +
+                               " bytes); the pattern backtracks too much on this text");
       }
       onig_region_clear(scratch.region());
       const int r = onig_search_with_param(regex_, str, str_end, str + search_from, str_end, scratch.region(),
                                            ONIG_OPTION_NONE, scratch.param());
       if (r == ONIG_MISMATCH) break;
       if (r < 0) {
-        if (r == ONIGERR_MEMORY) throw std::bad_alloc();
         throw RegexSearchError(origin_ + ": the regex search failed at byte " + std::to_string(search_from) +
                                " of a piece of " + std::to_string(text.size()) + " bytes: " + OnigMessage(r) +
                                (r == ONIGERR_RETRY_LIMIT_IN_MATCH_OVER || r == ONIGERR_RETRY_LIMIT_IN_SEARCH_OVER
@@ -159,6 +177,19 @@ class OnigMatcher final : public SplitMatcher {
 };
 
 }  // namespace
+
+RegexDocumentBudget::RegexDocumentBudget(size_t bytes) noexcept
+    : saved_bytes_(in_document ? document_bytes : SIZE_MAX), saved_started_(document_started) {
+  in_document = true;
+  document_bytes = bytes;
+  document_started = 0;
+}
+
+RegexDocumentBudget::~RegexDocumentBudget() {
+  in_document = saved_bytes_ != SIZE_MAX;
+  document_bytes = in_document ? saved_bytes_ : 0;
+  document_started = saved_started_;
+}
 
 Result<std::unique_ptr<SplitMatcher>> MakeRegexMatcher(std::string_view pattern, std::string_view origin) {
   std::lock_guard<std::mutex> lock(OnigCompileMutex());

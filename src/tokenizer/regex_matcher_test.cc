@@ -132,6 +132,32 @@ TEST(RegexMatcherTest, ExponentialBacktrackingIsBoundedInTime) {
   EXPECT_LT(seconds, 60.0);  // the budget is about 1 s; generous for a loaded machine
 }
 
+TEST(RegexMatcherTest, TheTimeBudgetCoversAWholeDocumentNotEachPiece) {
+  // Each piece alone is searched well within a piece's budget (1 s), but a
+  // document of many such pieces (split by special tokens or an earlier Split
+  // stage) must not add the budgets up: the document's budget is ~1 s.
+  auto matcher = MakeRegexMatcher("(a|aa)+$", "exp.json: pre_tokenizer.pattern.Regex");
+  ASSERT_TRUE(matcher.ok());
+  const std::string piece = std::string(22, 'a') + "b";
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<Span> spans;
+  try {
+    const RegexDocumentBudget budget(piece.size() * 100);
+    for (int i = 0; i < 1'000'000; ++i) {
+      spans.clear();
+      (*matcher)->FindMatches(piece, &spans);
+    }
+    FAIL() << "expected a RegexSearchError";
+  } catch (const RegexSearchError& e) {
+    EXPECT_NE(std::string(e.what()).find("on a document of 2300 bytes"), std::string::npos) << e.what();
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(seconds, 60.0);
+  // Outside the scope, each call has a budget of its own again.
+  spans.clear();
+  EXPECT_NO_THROW((*matcher)->FindMatches(piece, &spans));
+}
+
 TEST(RegexMatcherTest, ErrorsNameThePatternWhenNoOriginIsGiven) {
   auto matcher = MakeRegexMatcher(R"(\A(?:\s*\s*[\r\n]|\s+))");
   ASSERT_TRUE(matcher.ok());

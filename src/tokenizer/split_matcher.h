@@ -42,6 +42,24 @@ class RegexSearchError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The time budget of the general path covers a whole document, not each
+// piece: a document split into many pieces (by special tokens or an earlier
+// Split stage) cannot add piece budgets up. The encoder opens one scope per
+// document on its thread; the budget is 1 s plus 1 s per MB of the document,
+// counted from the document's first regex search. Without a scope (a matcher
+// used on its own) each FindMatches call has a budget of its own.
+class RegexDocumentBudget {
+ public:
+  explicit RegexDocumentBudget(size_t document_bytes) noexcept;
+  ~RegexDocumentBudget();
+  RegexDocumentBudget(const RegexDocumentBudget&) = delete;
+  RegexDocumentBudget& operator=(const RegexDocumentBudget&) = delete;
+
+ private:
+  size_t saved_bytes_;
+  int64_t saved_started_;
+};
+
 class SplitMatcher {
  public:
   virtual ~SplitMatcher() = default;

@@ -5,6 +5,7 @@
 #include <string>
 #include <thread>
 
+#include "base/thread_guard.h"
 #include "base/utf8.h"
 #include "tokenizer/byte_level_alphabet.h"
 #include "tokenizer/split_matcher.h"
@@ -127,37 +128,51 @@ void TokenizerImpl::EncodeValid(std::string_view text, bool split_special, Encod
 
 Status TokenizerImpl::EncodeWith(std::string_view text, const EncodeOptions& options, EncodeScratch* scratch,
                                  std::vector<TokenId>* ids) const {
-  std::string_view valid = text;
-  size_t bad = FindInvalidUtf8(text);
-  if (bad != std::string_view::npos) {
-    if (options.utf8 == Utf8Policy::kReject) {
-      return Status::InvalidArgument("invalid UTF-8 at byte offset " + std::to_string(bad) +
-                                     " (use the 'replace' UTF-8 policy to turn invalid bytes into U+FFFD)");
-    }
-    scratch->repaired.clear();
-    AppendRepairedUtf8(text, &scratch->repaired);
-    valid = scratch->repaired;
-  }
-  if (options.add_special_tokens) ids->insert(ids->end(), post_.prefix.begin(), post_.prefix.end());
   try {
+    const RegexDocumentBudget budget(text.size());
+    std::string_view valid = text;
+    size_t bad = FindInvalidUtf8(text);
+    if (bad != std::string_view::npos) {
+      if (options.utf8 == Utf8Policy::kReject) {
+        return Status::InvalidArgument("invalid UTF-8 at byte offset " + std::to_string(bad) +
+                                       " (use the 'replace' UTF-8 policy to turn invalid bytes into U+FFFD)");
+      }
+      scratch->repaired.clear();
+      AppendRepairedUtf8(text, &scratch->repaired);
+      valid = scratch->repaired;
+    }
+    if (options.add_special_tokens) ids->insert(ids->end(), post_.prefix.begin(), post_.prefix.end());
     EncodeValid(valid, options.split_special_tokens, scratch, ids);
+    if (options.add_special_tokens) ids->insert(ids->end(), post_.suffix.begin(), post_.suffix.end());
+    return Status::OK();
   } catch (const RegexSearchError& e) {
     return Status::InvalidArgument(e.what());
   } catch (const std::bad_alloc&) {
     return Status::ResourceExhausted("out of memory while encoding a text of " + std::to_string(text.size()) +
                                      " bytes with " + origin_);
+  } catch (...) {
+    return StatusOfCurrentException("encoding a text of " + std::to_string(text.size()) + " bytes with " + origin_);
   }
-  if (options.add_special_tokens) ids->insert(ids->end(), post_.suffix.begin(), post_.suffix.end());
-  return Status::OK();
 }
 
 Status TokenizerImpl::Encode(std::string_view text, std::vector<TokenId>* ids, const EncodeOptions& options) const {
-  return EncodeWith(text, options, ThreadScratch(), ids);
+  EncodeScratch* scratch;
+  try {
+    scratch = ThreadScratch();
+  } catch (...) {
+    return StatusOfCurrentException("encoding");
+  }
+  return EncodeWith(text, options, scratch, ids);
 }
 
 Result<size_t> TokenizerImpl::EncodeInto(std::string_view text, std::span<TokenId> out,
                                          const EncodeOptions& options) const {
-  EncodeScratch* scratch = ThreadScratch();
+  EncodeScratch* scratch;
+  try {
+    scratch = ThreadScratch();
+  } catch (...) {
+    return StatusOfCurrentException("encoding");
+  }
   scratch->into.clear();
   TF_RETURN_IF_ERROR(EncodeWith(text, options, scratch, &scratch->into));
   if (scratch->into.size() > out.size()) {
@@ -177,58 +192,35 @@ Status TokenizerImpl::EncodeBatch(std::span<const std::string_view> texts, std::
   // Small batches are not worth a thread start.
   n = static_cast<unsigned>(std::min<size_t>({n, texts.size(), std::max<size_t>(1, total_bytes / (64 << 10))}));
   std::atomic<size_t> next{0};
-  std::atomic<size_t> first_error{texts.size()};
-  auto note_error = [&](size_t i) {
-    size_t prev = first_error.load();
-    while (i < prev && !first_error.compare_exchange_weak(prev, i)) {
+  // The failure of the first failing text (by index); later texts still run,
+  // so that which one is reported does not depend on the threads' timing.
+  std::mutex failure_mu;
+  size_t failed_index = texts.size();
+  Status failure;
+  auto fail = [&](size_t i, Status s) {
+    std::lock_guard<std::mutex> lock(failure_mu);
+    if (i < failed_index) {
+      failed_index = i;
+      failure = std::move(s);
     }
   };
-  // Nothing may leave a worker thread: an exception there would end the
-  // process. EncodeWith reports its errors as a Status; anything else thrown
-  // is kept as the failure of its text.
-  std::mutex thrown_mu;
-  size_t thrown_index = texts.size();
-  std::string thrown_what;
-  auto worker = [&] {
+  // Nothing may leave a worker thread (RunWorkers keeps what escapes); a text
+  // whose encoding throws fails alone, as one whose encoding reports a Status.
+  Status pool = RunWorkers(n, "encoding a batch", [&](unsigned) {
     EncodeScratch* scratch = ThreadScratch();
     constexpr size_t kChunk = 16;
     while (true) {
       size_t begin = next.fetch_add(kChunk);
-      if (begin >= texts.size()) return;
+      if (begin >= texts.size()) return Status::OK();
       size_t end = std::min(texts.size(), begin + kChunk);
       for (size_t i = begin; i < end; ++i) {
-        try {
-          if (!EncodeWith(texts[i], options, scratch, &(*out)[i]).ok()) note_error(i);
-        } catch (const std::exception& e) {
-          std::lock_guard<std::mutex> lock(thrown_mu);
-          if (i < thrown_index) {
-            thrown_index = i;
-            thrown_what = e.what();
-          }
-          note_error(i);
-        }
+        Status s = RunGuarded("encoding", [&] { return EncodeWith(texts[i], options, scratch, &(*out)[i]); });
+        if (!s.ok()) fail(i, std::move(s));
       }
     }
-  };
-  if (n <= 1) {
-    worker();
-  } else {
-    std::vector<std::thread> pool;
-    for (unsigned w = 1; w < n; ++w) pool.emplace_back(worker);
-    worker();
-    for (auto& t : pool) t.join();
-  }
-  size_t bad = first_error.load();
-  if (bad < texts.size()) {
-    if (bad == thrown_index) {
-      return Status::Internal("encoding failed: " + thrown_what).WithContext("text " + std::to_string(bad));
-    }
-    // Encode the first failing text again for its message.
-    std::vector<TokenId> ignored;
-    Status s = EncodeWith(texts[bad], options, ThreadScratch(), &ignored);
-    return s.WithContext("text " + std::to_string(bad));
-  }
-  return Status::OK();
+  });
+  if (failed_index < texts.size()) return failure.WithContext("text " + std::to_string(failed_index));
+  return pool;
 }
 
 Result<std::string> TokenizerImpl::Decode(std::span<const TokenId> ids, const DecodeOptions& options) const {
