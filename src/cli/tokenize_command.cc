@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/thread_guard.h"
 #include "base/utf8.h"
 #include "cli/command.h"
 #include "text/byte_source.h"
@@ -183,7 +184,7 @@ Status RunTokenize(const TokenizeOptions& opts) {
         text::JsonTextField& field = *fields[t];
         while (true) {
           size_t i = next.fetch_add(1);
-          if (i >= lines.size()) return;
+          if (i >= lines.size()) return Status::OK();
           std::string_view line = lines[i];
           if (first_line + i == 1 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);
           if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
@@ -196,14 +197,15 @@ Status RunTokenize(const TokenizeOptions& opts) {
             errors[i] = text.status();
             continue;
           }
-          errors[i] = tokenizer->Encode(*text, &ids[i], eopts);
+          errors[i] = RunGuarded("", [&] { return tokenizer->Encode(*text, &ids[i], eopts); });
         }
       };
-      std::vector<std::thread> pool;
+      // A worker's failure outside one line's encoding (out of memory reading
+      // a JSON field) ends the command with an error, never the process.
       unsigned n = std::min<unsigned>(threads, static_cast<unsigned>(lines.size()));
-      for (unsigned t = 1; t < n; ++t) pool.emplace_back(work, t);
-      work(0);
-      for (auto& th : pool) th.join();
+      Status pool = RunWorkers(n, name + ": tokenizing lines " + std::to_string(first_line) + " to " +
+                                      std::to_string(first_line + lines.size() - 1), work);
+      TF_RETURN_IF_ERROR(pool);
       out.clear();
       for (size_t i = 0; i < lines.size(); ++i) {
         if (!errors[i].ok()) {

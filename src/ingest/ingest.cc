@@ -20,11 +20,13 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <system_error>
 #include <thread>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "base/thread_guard.h"
 #include "ingest/progress_reporter.h"
 #include "ingest/record_attributes.h"
 #include "ingest/resume_plan.h"
@@ -227,15 +229,50 @@ class Ingest {
     unsigned threads = o_.threads > 0 ? static_cast<unsigned>(o_.threads)
                                       : std::max(1u, std::thread::hardware_concurrency());
     pipe_ = std::make_unique<ChunkPipe>(2 * threads + 2);
+    // Nothing may leave a thread (an exception there ends the process): what a
+    // worker or the reader throws (out of memory) becomes the run's error and
+    // cancels the pipe, so that no other thread waits for it forever.
+    auto work = [this] {
+      Status s = RunGuarded("tokenizing", [this] {
+        Work();
+        return Status::OK();
+      });
+      if (!s.ok()) {
+        {
+          std::lock_guard lock(worker_mu_);
+          if (worker_status_.ok()) worker_status_ = s;
+        }
+        pipe_->Cancel();
+      }
+    };
     std::vector<std::thread> workers;
-    for (unsigned t = 0; t < threads; ++t) workers.emplace_back([this] { Work(); });
-    std::thread reader([this] { reader_status_ = Read(); });
+    std::thread reader;
+    Status start_status;
+    try {
+      for (unsigned t = 0; t < threads; ++t) workers.emplace_back(work);
+    } catch (const std::system_error& e) {
+      // Fewer workers than asked: enough while at least one runs.
+      if (workers.empty()) start_status = Status::ResourceExhausted(std::string("cannot start a thread: ") + e.what());
+    }
+    if (start_status.ok()) {
+      try {
+        reader = std::thread([this] {
+          reader_status_ = RunGuarded("reading the inputs", [this] { return Read(); });
+          if (!reader_status_.ok()) pipe_->Cancel();
+        });
+      } catch (const std::system_error& e) {
+        start_status = Status::ResourceExhausted(std::string("cannot start a thread: ") + e.what());
+      }
+    }
 
-    Status write_status = Write();
+    Status write_status = start_status.ok() ? RunGuarded("writing", [this] { return Write(); }) : start_status;
     if (!write_status.ok()) pipe_->Cancel();
-    reader.join();
+    if (reader.joinable()) reader.join();
     pipe_->Cancel();
     for (auto& w : workers) w.join();
+    // A cancelled pipe ends the writer early without an error of its own: the
+    // failure is the worker's or the reader's.
+    if (write_status.ok() && !worker_status_.ok()) write_status = worker_status_;
     Status close_status = writer_->Close();
     progress_->Finish();
     if (rejects_) std::fclose(rejects_);
@@ -531,6 +568,8 @@ class Ingest {
   std::FILE* rejects_ = nullptr;
   std::string line_;
   Status reader_status_;
+  std::mutex worker_mu_;
+  Status worker_status_;  // the first failure of a worker thread
   uint64_t chunks_made_ = 0;
   // Reader-thread counters, copied into stats_ at the end.
   text::CleaningStats cleaning_;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <system_error>
 
 namespace tokenfeed::ingest {
 
@@ -11,7 +12,13 @@ ProgressReporter::ProgressReporter(ProgressMode mode, uint64_t total_input_bytes
   terminal_ = isatty(STDERR_FILENO);
   enabled_ = mode == ProgressMode::kAlways || (mode == ProgressMode::kAuto);
   if (mode == ProgressMode::kNever) enabled_ = false;
-  if (enabled_) thread_ = std::thread([this] { Loop(); });
+  if (enabled_) {
+    try {
+      thread_ = std::thread([this] { Loop(); });
+    } catch (const std::system_error&) {
+      enabled_ = false;  // no thread to be had: the run goes on without progress lines
+    }
+  }
 }
 
 ProgressReporter::~ProgressReporter() { Finish(); }
@@ -30,7 +37,14 @@ void ProgressReporter::Finish() {
 void ProgressReporter::Loop() {
   const auto period = terminal_ ? std::chrono::milliseconds(500) : std::chrono::milliseconds(10000);
   std::unique_lock lock(mu_);
-  while (!cv_.wait_for(lock, period, [&] { return done_; })) Draw(false);
+  while (!cv_.wait_for(lock, period, [&] { return done_; })) {
+    // A progress line is not worth the process: a failure to draw one (out of
+    // memory) is passed over, never let out of this thread.
+    try {
+      Draw(false);
+    } catch (...) {
+    }
+  }
 }
 
 void ProgressReporter::Draw(bool) {

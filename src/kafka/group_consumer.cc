@@ -102,6 +102,9 @@ Result<std::unique_ptr<GroupConsumer>> GroupConsumer::Open(const GroupConsumerOp
 
 Result<MessageBatch> GroupConsumer::Poll(size_t max_records, std::chrono::milliseconds timeout) {
   auto batch = impl_->core->Poll(max_records, timeout);
+  if (Status s = impl_->core->client().events->CallbackFailure(); !s.ok()) {
+    return s.WithContext("Kafka consumer (group '" + impl_->options.group_id + "')");
+  }
   // Records already taken from the queue are handed out first.
   if (!impl_->rebalance->error.ok() && !(batch.ok() && !batch->empty())) {
     Status s = std::move(impl_->rebalance->error);

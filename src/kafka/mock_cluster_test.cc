@@ -8,10 +8,13 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
+#include <new>
 #include <set>
 #include <string>
 
 #include "kafka/partition_consumer.h"
+#include "kafka/rdkafka_handle.h"
 #include "kafka/producer.h"
 
 namespace tokenfeed::kafka {
@@ -93,6 +96,32 @@ TEST_F(MockClusterTest, RecordsRoundTripToChosenPartitions) {
   }
   auto read = ReadAll();
   for (uint64_t i = 0; i < 200; ++i) EXPECT_EQ(read[static_cast<int32_t>(i % 4)].at(i / 4), Value(i));
+}
+
+TEST_F(MockClusterTest, ADeliveryHandlerThatThrowsIsTheClientsNextErrorNotTheProcesssEnd) {
+  // An exception must not cross librdkafka's C frames (it ended the process).
+  auto events = std::make_unique<ClientEvents>();
+  int calls = 0;
+  events->on_delivery = [&calls](const rd_kafka_message_t&) {
+    ++calls;
+    throw std::bad_alloc();
+  };
+  ClientOptions options;
+  options.bootstrap = bootstrap_;
+  options.timeout = milliseconds(5000);
+  options.config.Set("log_level", "2");
+  auto client = CreateClient(RD_KAFKA_PRODUCER, options, {}, {}, std::move(events));
+  ASSERT_TRUE(client.ok()) << client.status().ToString();
+  EXPECT_TRUE(client->events->CallbackFailure().ok());
+  char value[] = "x";
+  ASSERT_EQ(rd_kafka_producev(client->handle.get(), RD_KAFKA_V_TOPIC("tokens"), RD_KAFKA_V_PARTITION(0),
+                              RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_VALUE(value, 1), RD_KAFKA_V_END),
+            RD_KAFKA_RESP_ERR_NO_ERROR);
+  rd_kafka_flush(client->handle.get(), 10000);
+  EXPECT_EQ(calls, 1);
+  const Status failure = client->events->CallbackFailure();
+  EXPECT_EQ(failure.code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(failure.message().find("delivery report handler failed"), std::string::npos) << failure.ToString();
 }
 
 TEST_F(MockClusterTest, RetriableProduceErrorsAreRetriedWithoutDuplicates) {

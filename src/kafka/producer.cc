@@ -157,6 +157,9 @@ struct Producer::Impl {
   }
 
   Status FatalState() const {
+    if (Status s = client.events->CallbackFailure(); !s.ok()) {
+      return s.WithContext("Kafka producer" + DescribeWhere(Where()));
+    }
     char errstr[512];
     rd_kafka_resp_err_t err = rd_kafka_fatal_error(client.handle.get(), errstr, sizeof errstr);
     if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return Status::OK();

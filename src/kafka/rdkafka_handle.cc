@@ -14,7 +14,7 @@ ClientEvents* EventsOf(const rd_kafka_t* rk) {
   return static_cast<ClientEvents*>(rd_kafka_opaque(rk));
 }
 
-void OnLog(const rd_kafka_t* rk, int level, const char* facility, const char* message) {
+void OnLogUnguarded(const rd_kafka_t* rk, int level, const char* facility, const char* message) {
   const bool config_warning = std::string_view(facility) == "CONFWARN";
   // tokenfeed's topic writer sets enable.gapless.guarantee on purpose
   // (topic/kafka_topic.cc); librdkafka calls it experimental each time.
@@ -40,24 +40,47 @@ void OnLog(const rd_kafka_t* rk, int level, const char* facility, const char* me
   }
 }
 
+// Runs on librdkafka's threads: nothing may leave it. A log line that cannot
+// be passed on (out of memory, a sink that throws) is dropped.
+void OnLog(const rd_kafka_t* rk, int level, const char* facility, const char* message) {
+  try {
+    OnLogUnguarded(rk, level, facility, message);
+  } catch (...) {
+  }
+}
+
 void OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque) {
   (void)rk;
   auto* events = static_cast<ClientEvents*>(opaque);
   if (events == nullptr) return;
   const auto code = static_cast<rd_kafka_resp_err_t>(err);
   if (code == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN) events->NoteAllBrokersDown();
-  events->RecordProblem(std::string(reason) + " [" + rd_kafka_err2name(code) + "]");
+  try {
+    events->RecordProblem(std::string(reason) + " [" + rd_kafka_err2name(code) + "]");
+  } catch (...) {
+    // The reason is for messages only; the error itself reaches the caller.
+  }
 }
 
 void OnDeliveryReport(rd_kafka_t* rk, const rd_kafka_message_t* message, void* opaque) {
   (void)rk;
   auto* events = static_cast<ClientEvents*>(opaque);
-  if (events != nullptr && events->on_delivery) events->on_delivery(*message);
+  if (events == nullptr || !events->on_delivery) return;
+  try {
+    events->on_delivery(*message);
+  } catch (...) {
+    events->NoteCallbackFailure("delivery report");
+  }
 }
 
 void OnRebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err, rd_kafka_topic_partition_list_t* partitions, void* opaque) {
   auto* events = static_cast<ClientEvents*>(opaque);
-  if (events != nullptr && events->on_rebalance) events->on_rebalance(rk, err, partitions);
+  if (events == nullptr || !events->on_rebalance) return;
+  try {
+    events->on_rebalance(rk, err, partitions);
+  } catch (...) {
+    events->NoteCallbackFailure("rebalance");
+  }
 }
 
 Status RejectedProperty(const std::string& key, const std::string& origin, const char* errstr) {
@@ -72,6 +95,18 @@ Status RejectedProperty(const std::string& key, const std::string& origin, const
 }
 
 }  // namespace
+
+void ClientEvents::NoteCallbackFailure(const char* callback) noexcept {
+  const char* none = nullptr;
+  failed_callback_.compare_exchange_strong(none, callback);
+}
+
+Status ClientEvents::CallbackFailure() const {
+  const char* callback = failed_callback_.load();
+  if (callback == nullptr) return Status::OK();
+  return Status::ResourceExhausted(std::string("the Kafka client's ") + callback +
+                                   " handler failed (out of memory): the client cannot go on; open a new one");
+}
 
 void ClientEvents::RecordProblem(std::string text) {
   std::lock_guard<std::mutex> lock(mu_);

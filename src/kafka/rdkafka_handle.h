@@ -7,6 +7,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -41,10 +42,18 @@ class ClientEvents {
   // the (incremental) assignment or revocation itself.
   std::function<void(rd_kafka_t*, rd_kafka_resp_err_t, rd_kafka_topic_partition_list_t*)> on_rebalance;
 
+  // A callback above that threw (out of memory in a delivery or rebalance
+  // handler). No exception may cross librdkafka's C frames or leave its
+  // threads, so the callbacks keep it here and the client's next call (a
+  // poll, a flush) reports it as its error: CallbackFailure() is OK until then.
+  void NoteCallbackFailure(const char* callback) noexcept;
+  Status CallbackFailure() const;
+
  private:
   mutable std::mutex mu_;
   std::string last_problem_;
   std::chrono::steady_clock::time_point all_down_since_{};
+  std::atomic<const char*> failed_callback_{nullptr};
 };
 
 struct HandleDeleter {

@@ -201,7 +201,12 @@ class LoaderImpl final : public Loader {
     }
     const auto t0 = Clock::now();
     std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return !ready_.empty(); });
+    cv_.wait(lock, [&] { return !ready_.empty() || producer_failed_; });
+    if (ready_.empty()) {
+      terminal_ = Status::ResourceExhausted(
+          "out of memory handing a batch over from the prefetch thread: lower prefetch_batches or batch_size");
+      return *terminal_;
+    }
     Item item = std::move(ready_.front());
     ready_.pop_front();
     ready_bytes_ -= item.bytes;
@@ -521,6 +526,7 @@ class LoaderImpl final : public Loader {
   // ---- the prefetch thread
   Status StartThread() {
     stop_ = false;
+    producer_failed_ = false;
     try {
       thread_ = std::thread([this] { Produce(); });
     } catch (const std::system_error& e) {
@@ -551,7 +557,9 @@ class LoaderImpl final : public Loader {
         if (stop_) return;
       }
       Item item = ProduceItem();
-      {
+      // Nothing may leave this thread (it would end the process): the lag is
+      // a metric, and one that cannot be counted (out of memory) is skipped.
+      try {
         std::lock_guard lag(lag_mu_);
         lag_.clear();
         epochs_completed_.clear();
@@ -564,12 +572,19 @@ class LoaderImpl final : public Loader {
           bytes += s->buffered_bytes();
         }
         stream_bytes_ = bytes;
+      } catch (...) {
       }
-      const bool final_item = !item.status.ok() || !item.batch;
+      bool final_item = !item.status.ok() || !item.batch;
       {
         std::lock_guard lock(mu_);
-        ready_bytes_ += item.bytes;
-        ready_.push_back(std::move(item));
+        const uint64_t bytes = item.bytes;
+        try {
+          ready_.push_back(std::move(item));
+          ready_bytes_ += bytes;
+        } catch (...) {
+          producer_failed_ = true;  // Next() reports it
+          final_item = true;
+        }
       }
       cv_.notify_all();
       if (final_item) return;
@@ -769,6 +784,7 @@ class LoaderImpl final : public Loader {
   std::condition_variable cv_;
   std::deque<Item> ready_;
   uint64_t ready_bytes_ = 0;
+  bool producer_failed_ = false;  // an item could not be handed over; guarded by mu_
   bool stop_ = false;
   std::thread thread_;
   std::atomic<uint64_t> stream_bytes_{0};

@@ -77,6 +77,11 @@ struct MetricsHttpServer::Connection {
   size_t sent = 0;
 };
 
+// A static answer, so that making it cannot fail.
+constexpr std::string_view kInternalError =
+    "HTTP/1.1 500 Internal Server Error\r\nContent-Type: text/plain\r\nContent-Length: 0\r\n"
+    "Connection: close\r\n\r\n";
+
 void MetricsHttpServer::Serve() {
   std::vector<Connection> conns;
   std::vector<pollfd> fds;
@@ -108,8 +113,15 @@ void MetricsHttpServer::Serve() {
           close_at(i);
           continue;
         }
-        if (n > 0) c.request.append(buf, static_cast<size_t>(n));
-        c.response = Answer(c.request, render_);
+        // Nothing may leave this thread (it would end the process): a request
+        // whose answer cannot be made (out of memory, a render callback that
+        // throws) is answered with a bare error, or dropped.
+        try {
+          if (n > 0) c.request.append(buf, static_cast<size_t>(n));
+          c.response = Answer(c.request, render_);
+        } catch (...) {
+          c.response = kInternalError;
+        }
       }
       if (!c.response.empty() && c.sent < c.response.size()) {
         const ssize_t n =
@@ -137,7 +149,11 @@ void MetricsHttpServer::Serve() {
       Connection c;
       c.fd = client;
       c.deadline = now + kConnectionDeadline;
-      conns.push_back(std::move(c));
+      try {
+        conns.push_back(std::move(c));
+      } catch (...) {
+        ::close(client);
+      }
     }
   }
   for (const Connection& c : conns) ::close(c.fd);

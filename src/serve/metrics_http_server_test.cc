@@ -8,6 +8,8 @@
 
 #include <chrono>
 #include <functional>
+#include <new>
+#include <stdexcept>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -55,6 +57,24 @@ TEST(MetricsHttpServerTest, ServesMetricsAndRefusesEverythingElse) {
   EXPECT_EQ(calls, 1);
   (*server)->Stop();
   EXPECT_EQ(Request(port, "GET /metrics HTTP/1.1\r\n\r\n"), "connect failed");
+}
+
+TEST(MetricsHttpServerTest, ARenderThatThrowsIsA500AndTheServerGoesOn) {
+  // Before, the exception left the server's thread and ended the process.
+  int calls = 0;
+  auto server = MetricsHttpServer::Start("127.0.0.1", 0, [&calls]() -> std::string {
+    if (++calls == 1) throw std::bad_alloc();
+    if (calls == 2) throw std::runtime_error("render failed");
+    return "tokenfeed_up 1\n";
+  });
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  const uint16_t port = (*server)->port();
+  const std::string request = "GET /metrics HTTP/1.1\r\n\r\n";
+  EXPECT_EQ(Request(port, request).rfind("HTTP/1.1 500 Internal Server Error\r\n", 0), 0u);
+  EXPECT_EQ(Request(port, request).rfind("HTTP/1.1 500 Internal Server Error\r\n", 0), 0u);
+  const std::string ok = Request(port, request);
+  EXPECT_EQ(ok.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << ok;
+  EXPECT_EQ(calls, 3);
 }
 
 int Connect(uint16_t port) {
