@@ -28,10 +28,11 @@ pytestmark = pytest.mark.kafka
 class Instance:
     """One `tokenfeed serve` process, its log collected by a thread."""
 
-    def __init__(self, broker, raw, tokens, instance_id, *extra):
+    def __init__(self, broker, raw, tokens, instance_id, *extra, tokenizer=None):
         extra = [str(e) for e in extra]
         interval = [] if "--commit-interval-ms" in extra else ["--commit-interval-ms", "200"]
-        self.args = [cli(), "serve", "--from", broker.uri(raw), "--to", broker.uri(tokens), "--tokenizer", deepseek(),
+        self.args = [cli(), "serve", "--from", broker.uri(raw), "--to", broker.uri(tokens),
+                     "--tokenizer", str(tokenizer or deepseek()),
                      "--group", f"g-{raw}", "--instance-id", instance_id, "--metrics-port", "0",
                      "--log-interval-s", "1", *interval, "--kafka-timeout-ms", "20000", *extra]
         self.lines: list[str] = []
@@ -328,3 +329,36 @@ def test_a_refused_delivery_is_skipped_with_a_back_off_never_a_spin(kafka_broker
     finally:
         s.kill()
     assert "is skipped from now on" in s.log(), s.log()
+
+
+def test_a_text_the_tokenizer_refuses_is_rejected_alone_not_retried_forever(kafka_broker, tmp_path):
+    # Before, the failed encode aborted the transaction and the same batch was
+    # processed again, for ever.
+    from test_regex_path_parity import BACKTRACKING, tiny_tokenizer
+
+    tok = tmp_path / "tokenizer.json"
+    tok.write_text(json.dumps(tiny_tokenizer(BACKTRACKING)))
+    raw, tokens = LocalKafka.new_topic("raw"), LocalKafka.new_topic("tokens")
+    create_topic(kafka_broker.bootstrap, raw, 1)
+    values = [f"fine text {i}" for i in range(20)] + ["x" + " " * 6000 + "b"] + [f"after {i}" for i in range(20)]
+    produce(kafka_broker.bootstrap, raw, values, 1)
+    s = Instance(kafka_broker, raw, tokens, "u", "--partitions", "1", tokenizer=tok)
+    try:
+        wait_until("every message committed", lambda: s.messages() >= len(values), 60)
+        m = s.metrics()
+        assert m['tokenfeed_serve_rejected_total{reason="untokenizable"}'] == 1
+        assert m["tokenfeed_serve_records_total"] == len(values) - 1
+        assert m.get('tokenfeed_serve_transactions_total{outcome="aborted"}', 0) == 0
+        assert s.stop() == 0
+    finally:
+        s.kill()
+    log = s.log()
+    assert re.search(r"rejected kafka://\S+ partition 0 offset 20: untokenizable: .*retry-limit-in-match over", log), log
+    tok_ = tokenfeed_tokenizer(tok)
+    texts = [tok_.decode(r["ids"]) for r in records(kafka_broker.uri(tokens))]
+    assert sorted(texts) == sorted(values[:20] + values[21:])
+
+
+def tokenfeed_tokenizer(path):
+    import tokenfeed
+    return tokenfeed.Tokenizer.from_file(str(path))

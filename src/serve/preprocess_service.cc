@@ -295,20 +295,35 @@ class Service {
       kept_.push_back({r.partition, r.offset, arena_.size(), c.text.size()});
       arena_.append(c.text);
     }
-    if (o_.threads != 1 && kept_.size() > 1) {
+    bool batched = o_.threads != 1 && kept_.size() > 1;
+    if (batched) {
       views_.clear();
       for (const Kept& k : kept_) views_.push_back(std::string_view(arena_).substr(k.text_begin, k.text_len));
-      TF_RETURN_IF_ERROR(tokenizer_->EncodeBatch(views_, &batch_ids_, encode_options_, o_.threads));
+      Status encoded = tokenizer_->EncodeBatch(views_, &batch_ids_, encode_options_, o_.threads);
+      // A text the tokenizer refuses (a regex search past its limits) is
+      // rejected alone below, where the texts are encoded one by one again;
+      // anything else (out of memory) fails the transaction.
+      if (!encoded.ok() && encoded.code() != StatusCode::kInvalidArgument) return encoded;
+      batched = encoded.ok();
     }
     for (size_t i = 0; i < kept_.size(); ++i) {
       const Kept& k = kept_[i];
       ids_.clear();
       if (bos_) ids_.push_back(*bos_);
-      if (o_.threads != 1 && kept_.size() > 1) {
+      if (batched) {
         ids_.insert(ids_.end(), batch_ids_[i].begin(), batch_ids_[i].end());
       } else {
-        TF_RETURN_IF_ERROR(
-            tokenizer_->Encode(std::string_view(arena_).substr(k.text_begin, k.text_len), &ids_, encode_options_));
+        // One slow text after another (each up to its regex time budget)
+        // must not keep a stop request waiting: the transaction is aborted
+        // and its messages are processed again by the next run.
+        if (stop_ && stop_->load()) return Status::Aborted("stopping");
+        Status encoded =
+            tokenizer_->Encode(std::string_view(arena_).substr(k.text_begin, k.text_len), &ids_, encode_options_);
+        if (!encoded.ok()) {
+          if (encoded.code() != StatusCode::kInvalidArgument) return encoded;
+          RejectAt(text::DropReason::kUntokenizable, k.partition, k.offset, encoded.message());
+          continue;
+        }
       }
       if (eos_) ids_.push_back(*eos_);
       TF_RETURN_IF_ERROR(Produce(k));

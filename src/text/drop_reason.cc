@@ -7,6 +7,7 @@ namespace {
 
 constexpr std::array<std::string_view, kDropReasonCount> kNames = {
     "empty", "too_short", "too_long", "duplicate", "invalid_utf8", "bad_json", "missing_field", "not_a_string",
+    "untokenizable",
 };
 
 }  // namespace

@@ -21,12 +21,13 @@ enum class DropReason : uint8_t {
   kBadJson,       // a JSONL line that is not one valid JSON object
   kMissingField,  // the JSON object lacks the text field (or a parent on its dotted path)
   kNotAString,    // the text field holds a number, object, array, bool or null
+  kUntokenizable, // the tokenizer refused the text (a regex search past its limits); serve only
 };
 
-inline constexpr size_t kDropReasonCount = 8;
+inline constexpr size_t kDropReasonCount = 9;
 
 // "empty", "too_short", "too_long", "duplicate", "invalid_utf8", "bad_json",
-// "missing_field", "not_a_string".
+// "missing_field", "not_a_string", "untokenizable".
 std::string_view DropReasonName(DropReason reason);
 
 // The reason with that name, or nullopt.
