@@ -18,23 +18,22 @@
 #include <thread>
 #include <utility>
 
-#include <simdjson.h>
-
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "loader/loader_state.h"
 #include "loader/source_stream.h"
 #include "tokenfeed/loader.h"
 
 namespace tokenfeed {
 namespace {
 
+using loader::LoaderState;
 using loader::PartitionRange;
+using loader::Snapshot;
 using loader::SourcePosition;
 using loader::SourceStream;
 using Clock = std::chrono::steady_clock;
-
-constexpr int kStateVersion = 1;
 
 // Deterministic weighted choice: the source whose share is furthest behind
 // its weight (smooth weighted round robin). After n samples every source has
@@ -61,83 +60,29 @@ struct Mixer {
   }
 };
 
-struct Snapshot {
-  std::vector<std::vector<PartitionRange>> sources;
-};
-
-void AppendJsonString(std::string_view text, std::string* j) {
-  *j += '"';
-  for (char c : text) {
-    if (c == '"' || c == '\\') {
-      *j += '\\';
-      *j += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char esc[8];
-      std::snprintf(esc, sizeof(esc), "\\u%04x", static_cast<unsigned>(c));
-      *j += esc;
-    } else {
-      *j += c;
-    }
-  }
-  *j += '"';
-}
-
-std::string SnapshotJson(const std::vector<LoaderSource>& sources, const Snapshot& snap) {
-  std::string j = "[";
-  for (size_t s = 0; s < snap.sources.size(); ++s) {
-    if (s) j += ",";
-    j += "{\"uri\":";
-    AppendJsonString(sources[s].uri, &j);
-    j += ",\"partitions\":[";
-    for (size_t p = 0; p < snap.sources[s].size(); ++p) {
-      if (p) j += ",";
-      j += "[" + std::to_string(snap.sources[s][p].start) + "," + std::to_string(snap.sources[s][p].end) + "]";
-    }
-    j += "]}";
-  }
-  return j + "]";
-}
-
-Result<Snapshot> ParseSnapshot(simdjson::dom::element e, const std::vector<LoaderSource>& sources) {
-  simdjson::dom::array arr;
-  if (e.get(arr) || arr.size() != sources.size()) {
+// A snapshot read from elsewhere (a state, rank 0) must list this loader's
+// sources in its order.
+Status CheckSnapshotFits(const Snapshot& snap, const std::vector<LoaderSource>& sources) {
+  if (snap.sources.size() != sources.size()) {
     return Status::InvalidArgument("the snapshot does not list the loader's " + std::to_string(sources.size()) +
                                    " sources");
   }
-  Snapshot snap;
-  size_t s = 0;
-  for (simdjson::dom::element src : arr) {
-    std::string_view uri;
-    simdjson::dom::array parts;
-    if (src["uri"].get(uri) || src["partitions"].get(parts)) {
-      return Status::InvalidArgument("malformed snapshot entry " + std::to_string(s));
-    }
-    if (uri != sources[s].uri) {
-      return Status::InvalidArgument("the snapshot is of source '" + std::string(uri) + "', not '" +
+  for (size_t s = 0; s < sources.size(); ++s) {
+    if (snap.sources[s].uri != sources[s].uri) {
+      return Status::InvalidArgument("the snapshot is of source '" + snap.sources[s].uri + "', not '" +
                                      sources[s].uri + "'");
     }
-    std::vector<PartitionRange> ranges;
-    for (simdjson::dom::element p : parts) {
-      simdjson::dom::array pair;
-      uint64_t a, b;
-      if (p.get(pair) || pair.size() != 2 || pair.at(0).get(a) || pair.at(1).get(b) || b < a) {
-        return Status::InvalidArgument("malformed partition range in the snapshot of " + std::string(uri));
-      }
-      ranges.push_back({a, b});
-    }
-    snap.sources.push_back(std::move(ranges));
-    ++s;
   }
-  return snap;
+  return Status::OK();
 }
 
 Result<Snapshot> ReadSnapshot(const std::vector<LoaderSource>& sources, const topic::TopicConfig& config) {
   Snapshot snap;
   for (const LoaderSource& src : sources) {
     TF_ASSIGN_OR_RETURN(topic::TopicSummary s, topic::DescribeTopic(src.uri, config));
-    std::vector<PartitionRange> ranges;
-    for (const auto& p : s.partitions) ranges.push_back({p.start_offset.value(), p.end_offset.value()});
-    snap.sources.push_back(std::move(ranges));
+    loader::SnapshotSource source{src.uri, {}};
+    for (const auto& p : s.partitions) source.partitions.push_back({p.start_offset.value(), p.end_offset.value()});
+    snap.sources.push_back(std::move(source));
   }
   return snap;
 }
@@ -148,10 +93,10 @@ Status CheckSourcesHoldRecords(const std::vector<LoaderSource>& sources, const S
   for (size_t s = 0; s < sources.size(); ++s) {
     if (sources[s].weight <= 0) continue;
     uint64_t records = 0;
-    for (const PartitionRange& r : snap.sources[s]) records += r.end - r.start;
+    for (const PartitionRange& r : snap.sources[s].partitions) records += r.end - r.start;
     if (records == 0) {
       return Status::InvalidArgument("source " + sources[s].uri + " is empty (" +
-                                     std::to_string(snap.sources[s].size()) +
+                                     std::to_string(snap.sources[s].partitions.size()) +
                                      " partitions, no records): ingest data into it, or remove it from the "
                                      "sources or give it weight 0");
     }
@@ -173,10 +118,8 @@ class LoaderImpl final : public Loader {
     if (o_.snapshot_json.empty()) {
       TF_ASSIGN_OR_RETURN(snapshot_, ReadSnapshot(o_.sources, topic_config_));
     } else {
-      simdjson::dom::parser parser;
-      simdjson::dom::element e;
-      if (parser.parse(o_.snapshot_json).get(e)) return Status::InvalidArgument("the snapshot is not valid JSON");
-      TF_ASSIGN_OR_RETURN(snapshot_, ParseSnapshot(e, o_.sources));
+      TF_ASSIGN_OR_RETURN(snapshot_, loader::ParseSnapshot(o_.snapshot_json));
+      TF_RETURN_IF_ERROR(CheckSnapshotFits(snapshot_, o_.sources));
     }
     TF_RETURN_IF_ERROR(CheckSourcesHoldRecords(o_.sources, snapshot_));
     double total_weight = 0;
@@ -232,76 +175,39 @@ class LoaderImpl final : public Loader {
   }
 
   std::string State() const override { return state_; }
-  std::string Snapshot() const override { return SnapshotJson(o_.sources, snapshot_); }
+  std::string Snapshot() const override { return loader::SnapshotJson(snapshot_); }
 
   Status LoadState(const std::string& json) override {
-    simdjson::dom::parser parser;
-    simdjson::dom::element root;
-    if (parser.parse(json).get(root)) return Status::InvalidArgument("the loader state is not valid JSON");
-    int64_t version;
-    std::string_view fingerprint;
-    uint64_t samples;
-    simdjson::dom::element snap_el;
-    simdjson::dom::array mixer, sources;
-    if (root["version"].get(version) || root["fingerprint"].get(fingerprint) || root["samples"].get(samples) ||
-        root["snapshot"].get(snap_el) || root["mixer"].get(mixer) || root["sources"].get(sources)) {
-      return Status::InvalidArgument("the loader state lacks version, fingerprint, samples, snapshot, mixer or "
-                                     "sources: it is not a tokenfeed loader state");
-    }
-    if (version != kStateVersion) {
-      return Status::Unsupported("loader state version " + std::to_string(version) + "; this build reads " +
-                                 std::to_string(kStateVersion));
-    }
-    TF_ASSIGN_OR_RETURN(::tokenfeed::Snapshot snap, ParseSnapshotFor(snap_el));
-    if (fingerprint != Fingerprint()) {
-      simdjson::dom::object saved;
-      std::string differences;
-      if (!root["settings"].get(saved)) differences = SettingDifferences(saved);
+    // Everything is read and checked before the running stream is touched.
+    TF_ASSIGN_OR_RETURN(LoaderState state, loader::ParseLoaderState(json));
+    TF_RETURN_IF_ERROR(CheckSnapshotFits(state.snapshot, o_.sources));
+    if (state.fingerprint != Fingerprint()) {
+      const std::string differences = state.settings ? SettingDifferences(*state.settings) : "";
       return Status::InvalidArgument(
           "the loader state was saved with other sources or settings" +
-          (differences.empty() ? " (fingerprint " + std::string(fingerprint) + ", this loader's " + Fingerprint() + ")"
+          (differences.empty() ? " (fingerprint " + state.fingerprint + ", this loader's " + Fingerprint() + ")"
                                : ": " + differences) +
           ". To resume, these must be the same: " + kCheckedSettings + "; world_size and batch_size may change");
     }
-    if (mixer.size() != streams_.size() || sources.size() != streams_.size()) {
+    if (state.mixer.size() != streams_.size() || state.positions.size() != streams_.size()) {
       return Status::InvalidArgument("the loader state has another number of sources");
     }
-    // Everything is read and checked before the running stream is touched.
-    std::vector<uint64_t> counts;
-    for (simdjson::dom::element c : mixer) {
-      uint64_t v;
-      if (c.get(v)) return Status::InvalidArgument("malformed mixer counts in the loader state");
-      counts.push_back(v);
-    }
-    std::vector<SourcePosition> positions;
-    for (simdjson::dom::element src : sources) {
-      uint64_t epoch, window, doc, token;
-      if (src["epoch"].get(epoch) || src["window"].get(window) || src["doc"].get(doc) || src["token"].get(token) ||
-          doc > UINT32_MAX || token > UINT32_MAX) {
-        return Status::InvalidArgument("malformed source position in the loader state");
-      }
-      positions.push_back({epoch, window, static_cast<uint32_t>(doc), static_cast<uint32_t>(token)});
-    }
-    uint64_t epoch_base = 0;  // absent in a state of the first round
-    if (root["epoch_base"].error() != simdjson::NO_SUCH_FIELD && root["epoch_base"].get(epoch_base)) {
-      return Status::InvalidArgument("malformed epoch_base in the loader state");
-    }
     const uint64_t per_step = uint64_t{o_.batch_size} * o_.world_size;
-    if (samples % per_step != 0) {
-      return Status::InvalidArgument("the loader state is at global sample " + std::to_string(samples) +
+    if (state.samples % per_step != 0) {
+      return Status::InvalidArgument("the loader state is at global sample " + std::to_string(state.samples) +
                                      ", which is not a step boundary for batch_size " +
                                      std::to_string(o_.batch_size) + " x world_size " +
                                      std::to_string(o_.world_size) + " (global batch " + std::to_string(per_step) +
                                      "): choose sizes whose product divides it");
     }
-    TF_RETURN_IF_ERROR(CheckSourcesHoldRecords(o_.sources, snap));
+    TF_RETURN_IF_ERROR(CheckSourcesHoldRecords(o_.sources, state.snapshot));
     StopThread();
     // A different snapshot (the state's) means other blocks: rebuild the streams.
-    if (SnapshotJson(o_.sources, snap) != SnapshotJson(o_.sources, snapshot_)) {
+    if (state.snapshot != snapshot_) {
       std::vector<std::unique_ptr<SourceStream>> rebuilt;
       for (uint32_t s = 0; s < o_.sources.size(); ++s) {
         loader::SourceConfig c = BaseConfig(s);
-        c.partitions = snap.sources[s];
+        c.partitions = state.snapshot.sources[s].partitions;
         auto stream = SourceStream::Open(std::move(c));
         if (!stream.ok()) {
           const Status failed = stream.status();
@@ -310,16 +216,16 @@ class LoaderImpl final : public Loader {
         }
         rebuilt.push_back(std::move(stream).value());
       }
-      snapshot_ = snap;
+      snapshot_ = std::move(state.snapshot);
       streams_ = std::move(rebuilt);
     }
-    mixer_.counts = counts;
+    mixer_.counts = state.mixer;
     mixer_.total = 0;
     for (uint64_t c : mixer_.counts) mixer_.total += c;
-    epoch_base_ = epoch_base;
+    epoch_base_ = state.epoch_base;
     ConfigureStreams();
-    for (size_t s = 0; s < streams_.size(); ++s) streams_[s]->Seek(positions[s]);
-    next_step_ = samples / per_step;
+    for (size_t s = 0; s < streams_.size(); ++s) streams_[s]->Seek(state.positions[s]);
+    next_step_ = state.samples / per_step;
     state_ = std::string(json);
     terminal_.reset();
     metrics_.ended_source.reset();
@@ -397,7 +303,7 @@ class LoaderImpl final : public Loader {
     loader::SourceConfig c;
     c.uri = o_.sources[s].uri;
     c.source_index = s;
-    c.partitions = snapshot_.sources[s];
+    c.partitions = snapshot_.sources[s].partitions;
     c.block_records = BlockRecordsOf(s);
     c.window_blocks = o_.window_blocks;
     c.shuffle = o_.shuffle;
@@ -426,10 +332,6 @@ class LoaderImpl final : public Loader {
       all += "," + std::to_string(BlockRecordsOf(s));
     }
     return same ? std::to_string(BlockRecordsOf(0)) : all;
-  }
-
-  Result<::tokenfeed::Snapshot> ParseSnapshotFor(simdjson::dom::element e) const {
-    return ParseSnapshot(e, o_.sources);
   }
 
   // Everything that shapes the global stream except the snapshot (which the
@@ -471,25 +373,32 @@ class LoaderImpl final : public Loader {
   }
 
   // "seq_len is 32 in the state, 64 here; ..." for a state's "settings".
-  std::string SettingDifferences(simdjson::dom::object saved) const {
+  std::string SettingDifferences(const std::vector<loader::StateSetting>& saved) const {
     std::string out;
     auto add = [&](const std::string& text) { out += (out.empty() ? "" : "; ") + text; };
     size_t saved_sources = 0;
-    for (auto field : saved) saved_sources += std::string_view(field.key).starts_with("source ");
+    for (const loader::StateSetting& setting : saved) saved_sources += setting.name.starts_with("source ");
     size_t here_sources = 0;
     for (const auto& [name, value] : Settings()) {
       const bool is_source = name.starts_with("source ");
       here_sources += is_source;
-      std::string_view theirs;
-      if (saved[name].get(theirs)) {
+      // The first entry of that name counts, as in a JSON object lookup.
+      const loader::StateSetting* theirs = nullptr;
+      for (const loader::StateSetting& setting : saved) {
+        if (setting.name == name) {
+          theirs = &setting;
+          break;
+        }
+      }
+      if (theirs == nullptr || !theirs->value) {
         if (!is_source) add(name + " is not in the state, " + value + " here");
         continue;
       }
-      if (theirs == value) continue;
+      if (*theirs->value == value) continue;
       if (is_source) {
-        add(name + " is " + std::string(theirs) + " in the state, " + value + " here (URI@proportion)");
+        add(name + " is " + *theirs->value + " in the state, " + value + " here (URI@proportion)");
       } else {
-        add(name + " is " + std::string(theirs) + " in the state, " + value + " here");
+        add(name + " is " + *theirs->value + " in the state, " + value + " here");
       }
     }
     if (saved_sources != here_sources) {
@@ -499,28 +408,16 @@ class LoaderImpl final : public Loader {
   }
 
   std::string StateJson(uint64_t next_step) const {
-    const uint64_t samples = next_step * o_.batch_size * o_.world_size;
-    std::string j = "{\"version\":" + std::to_string(kStateVersion) + ",\"fingerprint\":\"" + fingerprint_ +
-                    "\",\"samples\":" + std::to_string(samples) + ",\"mixer\":[";
-    for (size_t s = 0; s < mixer_.counts.size(); ++s) j += (s ? "," : "") + std::to_string(mixer_.counts[s]);
-    j += "],\"sources\":[";
-    for (size_t s = 0; s < streams_.size(); ++s) {
-      const SourcePosition& p = streams_[s]->position();
-      j += std::string(s ? "," : "") + "{\"epoch\":" + std::to_string(p.epoch) + ",\"window\":" +
-           std::to_string(p.window) + ",\"doc\":" + std::to_string(p.doc) + ",\"token\":" +
-           std::to_string(p.token) + "}";
-    }
-    j += "],\"epoch_base\":" + std::to_string(epoch_base_) + ",\"settings\":{";
-    bool first = true;
-    for (const auto& [name, value] : Settings()) {
-      if (!first) j += ",";
-      first = false;
-      AppendJsonString(name, &j);
-      j += ":";
-      AppendJsonString(value, &j);
-    }
-    j += "},\"snapshot\":" + SnapshotJson(o_.sources, snapshot_) + "}";
-    return j;
+    LoaderState state;
+    state.fingerprint = fingerprint_;
+    state.samples = next_step * o_.batch_size * o_.world_size;
+    state.mixer = mixer_.counts;
+    for (const auto& stream : streams_) state.positions.push_back(stream->position());
+    state.epoch_base = epoch_base_;
+    state.settings.emplace();
+    for (auto& [name, value] : Settings()) state.settings->push_back({std::move(name), std::move(value)});
+    state.snapshot = snapshot_;
+    return loader::LoaderStateJson(state);
   }
 
   // ---- the prefetch thread
@@ -773,7 +670,7 @@ class LoaderImpl final : public Loader {
 
   LoaderOptions o_;
   topic::TopicConfig topic_config_;
-  ::tokenfeed::Snapshot snapshot_;
+  loader::Snapshot snapshot_;
   std::vector<std::unique_ptr<SourceStream>> streams_;
   Mixer mixer_;
   std::string fingerprint_;
@@ -854,7 +751,7 @@ Result<std::string> TakeSnapshot(const std::vector<LoaderSource>& sources,
   topic::TopicConfig config;
   config.kafka_properties = kafka_properties;
   TF_ASSIGN_OR_RETURN(Snapshot snap, ReadSnapshot(sources, config));
-  return SnapshotJson(sources, snap);
+  return loader::SnapshotJson(snap);
 }
 
 }  // namespace tokenfeed

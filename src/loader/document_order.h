@@ -15,6 +15,7 @@ namespace tokenfeed::loader {
 struct PartitionRange {
   uint64_t start = 0;
   uint64_t end = 0;  // exclusive
+  friend bool operator==(const PartitionRange&, const PartitionRange&) = default;
 };
 
 struct Block {

@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include "base/scoped_temp_dir.h"
+#include "loader/loader_state.h"
 #include "tokenfeed/loader.h"
 #include "tokenfeed/log.h"
 #include "tokenfeed/record.h"
@@ -524,6 +525,32 @@ TEST_F(LoaderTest, NextRoundIsAnotherReshuffledPassAndResumes) {
   LoaderOptions forever = o;
   forever.epochs = 0;
   EXPECT_EQ(Make(forever)->StartNextRound().code(), StatusCode::kInvalidArgument);
+}
+
+// The state text is LoaderStateJson of what ParseLoaderState reads from it,
+// at the start, mid-run and in a later round.
+TEST_F(LoaderTest, StateTextIsWhatTheStateParserReadsWrittenAgain) {
+  std::string a = MakeTopic(dir_, "a", 2, 300, 0);
+  std::string b = MakeTopic(dir_, "b", 1, 100, 100000);
+  LoaderOptions o = Opts({{a, 0.7}, {b, 0.3}}, 16, 2);
+  auto l = Make(o);
+  std::vector<std::string> states = {l->State()};
+  (void)Drain(*l, 3);
+  states.push_back(l->State());
+  (void)Drain(*l);
+  ASSERT_TRUE(l->StartNextRound().ok());
+  (void)Drain(*l, 1);
+  states.push_back(l->State());
+  for (const std::string& text : states) {
+    auto state = loader::ParseLoaderState(text);
+    ASSERT_TRUE(state.ok()) << state.status().ToString();
+    EXPECT_EQ(loader::LoaderStateJson(*state), text);
+    ASSERT_EQ(state->snapshot.sources.size(), 2u);
+    EXPECT_EQ(state->snapshot.sources[1].uri, b);
+    EXPECT_EQ(loader::SnapshotJson(state->snapshot), l->Snapshot());
+  }
+  EXPECT_EQ(loader::ParseLoaderState(states[1])->samples, 3u * 2);
+  EXPECT_GT(loader::ParseLoaderState(states[2])->epoch_base, 0u);
 }
 
 TEST_F(LoaderTest, WeightsCountAsProportionsAndADifferentSettingIsNamed) {

@@ -1,0 +1,69 @@
+// The loader's saved state (Loader::State, docs/loader.md "Exact resume") and
+// its snapshot as values, with the parsers and writers of their JSON. Only the
+// form is checked here: a version this build reads, every field present and
+// of its type. Whether a state fits a loader (its sources, settings and batch
+// sizes) is Loader::LoadState's check. Pure functions, no I/O, thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "loader/document_order.h"
+#include "loader/source_stream.h"
+#include "tokenfeed/status.h"
+
+namespace tokenfeed::loader {
+
+inline constexpr int64_t kLoaderStateVersion = 1;
+
+// The partitions and offsets one source's stream is built on.
+struct SnapshotSource {
+  std::string uri;
+  std::vector<PartitionRange> partitions;
+  friend bool operator==(const SnapshotSource&, const SnapshotSource&) = default;
+};
+
+struct Snapshot {
+  std::vector<SnapshotSource> sources;  // in the order of the loader's sources
+  friend bool operator==(const Snapshot&, const Snapshot&) = default;
+};
+
+// One entry of a state's "settings", which name the value of each setting
+// the fingerprint covers, so that a refused state can say which differs.
+struct StateSetting {
+  std::string name;
+  std::optional<std::string> value;  // nullopt: the state holds no string there
+  friend bool operator==(const StateSetting&, const StateSetting&) = default;
+};
+
+struct LoaderState {
+  std::string fingerprint;                // over the settings (the loader's, hex)
+  uint64_t samples = 0;                   // global samples before the position
+  std::vector<uint64_t> mixer;            // samples drawn from each source
+  std::vector<SourcePosition> positions;  // each source's stream position
+  uint64_t epoch_base = 0;                // the first epoch of the state's round
+  // In the order the state lists them; nullopt when it has no "settings"
+  // object (its fingerprint still decides whether it loads).
+  std::optional<std::vector<StateSetting>> settings;
+  Snapshot snapshot;
+  friend bool operator==(const LoaderState&, const LoaderState&) = default;
+};
+
+// A snapshot as Loader::Snapshot and TakeSnapshot write it. InvalidArgument
+// for text that is not JSON or not a list of {"uri", "partitions"} with
+// ranges [start, end], end >= start.
+Result<Snapshot> ParseSnapshot(std::string_view json);
+std::string SnapshotJson(const Snapshot& snapshot);
+
+// A state as LoaderStateJson writes it. InvalidArgument for text that is not
+// a loader state or has a malformed field, Unsupported for another version.
+// Fields the state does not know are ignored; "epoch_base" may be absent (0).
+Result<LoaderState> ParseLoaderState(std::string_view json);
+// The JSON of Loader::State(); ParseLoaderState reads it back to an equal
+// value. Strings are escaped as JSON requires and must be valid UTF-8.
+std::string LoaderStateJson(const LoaderState& state);
+
+}  // namespace tokenfeed::loader

@@ -1,0 +1,119 @@
+#include "loader/loader_state.h"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace tokenfeed::loader {
+namespace {
+
+// A state as the loader writes it: two sources, the second in its second
+// epoch, in the second round.
+const std::string kState =
+    R"({"version":1,"fingerprint":"8c1d6b1f0a3e5d27","samples":96,"mixer":[67,29],)"
+    R"("sources":[{"epoch":1,"window":0,"doc":12,"token":3},{"epoch":2,"window":1,"doc":0,"token":0}],)"
+    R"("epoch_base":1,"settings":{"seq_len":"16","seed":"7","source 0":"log:/data/a@0.7",)"
+    R"("source 1":"log:/data/b@0.3"},"snapshot":[{"uri":"log:/data/a","partitions":[[0,150],[0,150]]},)"
+    R"({"uri":"log:/data/b","partitions":[[10,300]]}]})";
+
+TEST(LoaderStateTest, ParsesEveryFieldAndWritesTheSameText) {
+  auto state = ParseLoaderState(kState);
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
+  EXPECT_EQ(state->fingerprint, "8c1d6b1f0a3e5d27");
+  EXPECT_EQ(state->samples, 96u);
+  EXPECT_EQ(state->mixer, (std::vector<uint64_t>{67, 29}));
+  ASSERT_EQ(state->positions.size(), 2u);
+  EXPECT_EQ(state->positions[0], (SourcePosition{1, 0, 12, 3}));
+  EXPECT_EQ(state->positions[1], (SourcePosition{2, 1, 0, 0}));
+  EXPECT_EQ(state->epoch_base, 1u);
+  ASSERT_TRUE(state->settings.has_value());
+  ASSERT_EQ(state->settings->size(), 4u);
+  EXPECT_EQ((*state->settings)[2], (StateSetting{"source 0", "log:/data/a@0.7"}));
+  ASSERT_EQ(state->snapshot.sources.size(), 2u);
+  EXPECT_EQ(state->snapshot.sources[0].uri, "log:/data/a");
+  EXPECT_EQ(state->snapshot.sources[0].partitions, (std::vector<PartitionRange>{{0, 150}, {0, 150}}));
+  EXPECT_EQ(state->snapshot.sources[1].partitions, (std::vector<PartitionRange>{{10, 300}}));
+  EXPECT_EQ(LoaderStateJson(*state), kState);
+}
+
+// A state of the first round written before epoch_base existed, and one
+// without settings: both load (the fingerprint decides).
+TEST(LoaderStateTest, EpochBaseAndSettingsMayBeAbsent) {
+  auto state = ParseLoaderState(
+      R"({"version":1,"fingerprint":"f","samples":0,"mixer":[0],"sources":[{"epoch":0,"window":0,"doc":0,)"
+      R"("token":0}],"snapshot":[{"uri":"log:t","partitions":[]}]})");
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
+  EXPECT_EQ(state->epoch_base, 0u);
+  EXPECT_FALSE(state->settings.has_value());
+  auto again = ParseLoaderState(LoaderStateJson(*state));
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(*again, *state);
+}
+
+// Strings come back as they went in (quotes, backslashes, control
+// characters, UTF-8); a setting that is no string is kept as such, so that
+// it counts as absent when a refused state names its differences.
+TEST(LoaderStateTest, StringsAndOddSettingsSurviveARoundTrip) {
+  LoaderState state;
+  state.fingerprint = "00ff";
+  state.mixer = {1};
+  state.positions = {{0, 0, 0, 0}};
+  state.settings = std::vector<StateSetting>{{"seed", std::nullopt}, {"source 0", "log:a \"b\"\\c\n\x01\xc3\xa9@1"}};
+  state.snapshot.sources = {{"log:a \"b\"\\c\n\x01\xc3\xa9", {{5, 5}}}};
+  const std::string text = LoaderStateJson(state);
+  EXPECT_NE(text.find(R"("seed":null)"), std::string::npos) << text;
+  auto again = ParseLoaderState(text);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(*again, state);
+  auto numeric = ParseLoaderState(
+      R"({"version":1,"fingerprint":"f","samples":0,"mixer":[],"sources":[],"snapshot":[],"settings":{"seed":7}})");
+  ASSERT_TRUE(numeric.ok()) << numeric.status().ToString();
+  EXPECT_EQ(*numeric->settings, (std::vector<StateSetting>{{"seed", std::nullopt}}));
+}
+
+TEST(LoaderStateTest, WhatIsNotAWellFormedStateIsRefusedByName) {
+  auto refused = [](const std::string& text) { return ParseLoaderState(text).status(); };
+  EXPECT_NE(refused("not json").message().find("not valid JSON"), std::string::npos);
+  EXPECT_NE(refused(R"({"version": 1})").message().find("not a tokenfeed loader state"), std::string::npos);
+  EXPECT_NE(refused("[1, 2]").message().find("not a tokenfeed loader state"), std::string::npos);
+  std::string newer = kState;
+  newer.replace(newer.find(R"("version":1)"), 11, R"("version":2)");
+  Status s = refused(newer);
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_NE(s.message().find("version 2"), std::string::npos) << s.ToString();
+  auto edited = [](const std::string& from, const std::string& to) {
+    std::string text = kState;
+    text.replace(text.find(from), from.size(), to);
+    return ParseLoaderState(text).status();
+  };
+  EXPECT_NE(edited("[0,150],[0,150]", "[0,150],[150,0]").message().find("malformed partition range in the "
+                                                                        "snapshot of log:/data/a"),
+            std::string::npos);
+  EXPECT_NE(edited(R"({"uri":"log:/data/b",)", R"({"url":"log:/data/b",)").message().find("malformed snapshot "
+                                                                                           "entry 1"),
+            std::string::npos);
+  EXPECT_NE(edited("[67,29]", "[67,-29]").message().find("malformed mixer counts"), std::string::npos);
+  EXPECT_NE(edited(R"("doc":12)", R"("doc":4294967296)").message().find("malformed source position"),
+            std::string::npos);
+  EXPECT_TRUE(edited(R"("doc":12)", R"("doc":4294967295)").ok());
+  EXPECT_NE(edited(R"("epoch_base":1)", R"("epoch_base":"1")").message().find("malformed epoch_base"),
+            std::string::npos);
+  for (const std::string& text : {std::string("not json"), kState.substr(0, kState.size() / 2)}) {
+    EXPECT_EQ(refused(text).code(), StatusCode::kInvalidArgument) << text;
+  }
+}
+
+TEST(LoaderStateTest, SnapshotParsesAndWritesTheSameText) {
+  const std::string text = R"([{"uri":"log:/data/a","partitions":[[0,150],[3,3]]},{"uri":"kafka://b:9092/t",)"
+                           R"("partitions":[]}])";
+  auto snapshot = ParseSnapshot(text);
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status().ToString();
+  ASSERT_EQ(snapshot->sources.size(), 2u);
+  EXPECT_EQ(snapshot->sources[1].uri, "kafka://b:9092/t");
+  EXPECT_EQ(SnapshotJson(*snapshot), text);
+  EXPECT_NE(ParseSnapshot("{}").status().message().find("not a list of sources"), std::string::npos);
+  EXPECT_NE(ParseSnapshot("[").status().message().find("not valid JSON"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tokenfeed::loader
