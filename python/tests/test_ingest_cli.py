@@ -418,3 +418,38 @@ def test_inspect_escapes_control_characters_in_text(tmp_path):
     raw = run("inspect", f"log:{tmp_path}/t", "--decode", "--tokenizer", deepseek(), "--json").stdout
     assert "\x1b" not in raw and "\x07" not in raw
     assert json.loads(raw)["text"] == "red \x1b[31malert\x1b[0m and a bell \x07 then \u009b2J done"
+
+
+def test_what_recovery_repaired_is_reported_and_damage_is_the_users_choice(tmp_path, corpus):
+    d, texts = corpus
+    seg = tmp_path / "t" / "partition-00000" / "00000000000000000000.seg"
+    ingest(tmp_path, [d / "a.jsonl"], "t", "--batch-bytes", "4096")
+    # A torn tail: bytes after the last sync that form no batch. Before, the
+    # writer cut them without a word.
+    with open(seg, "ab") as f:
+        f.write(b"\x07" * 37)
+    r = ingest(tmp_path, [d / "a.jsonl"], "t", "--batch-bytes", "4096", "--stats-json", tmp_path / "s.json")
+    assert re.search(r"recovered: log:\S+/t partition 0: cut 37 bytes off '\S+\.seg' at position \d+", r.stderr), \
+        r.stderr
+    stats = json.loads((tmp_path / "s.json").read_text())
+    assert len(stats["recovered"]) == 1 and "cut 37 bytes" in stats["recovered"][0]
+    again = ingest(tmp_path, [d / "a.jsonl"], "t", "--batch-bytes", "4096")
+    assert "recovered:" not in again.stderr
+    # Damage: a flipped bit in a synced batch is not a torn tail. The writer
+    # refuses; asked to, it keeps the bytes aside and cuts them off, and the
+    # resumed ingest writes the lost documents again.
+    size = seg.stat().st_size
+    raw = bytearray(seg.read_bytes())
+    raw[size // 2] ^= 0x10
+    seg.write_bytes(bytes(raw))
+    refused = ingest(tmp_path, [d / "a.jsonl"], "t", "--batch-bytes", "4096", check=False)
+    assert refused.returncode == 1, refused.stderr
+    assert "Corruption" in refused.stderr and "discard" in refused.stderr, refused.stderr
+    r = ingest(tmp_path, [d / "a.jsonl"], "t", "--batch-bytes", "4096", "--discard-after-damage")
+    m = re.search(r"recovered: log:\S+/t partition 0: .*damage discarded on request, its bytes kept in '(\S+)'",
+                  r.stderr)
+    assert m, r.stderr
+    kept = m.group(1)
+    assert os.path.exists(kept) and ".damaged-" in kept
+    recs = records(f"log:{tmp_path}/t")
+    assert sorted(x["doc_seq"] for x in recs) == list(range(1500))

@@ -118,6 +118,10 @@ CommandRunner AddIngestCommand(CLI::App& app) {
                                              "a line every 10 s otherwise)")
       ->check(CLI::IsMember({"auto", "always", "never"}))->capture_default_str();
   cmd->add_flag("--no-create", c->no_create, "fail if the topic does not exist");
+  cmd->add_flag("--discard-after-damage", o.writer.log.discard_after_damage,
+                "embedded log: when a partition's last segment holds damaged synced bytes, copy them to a "
+                "'.damaged-POSITION' file beside it and cut them off (their records are lost from the topic; the "
+                "ingest writes them again on resume); without it such a topic is refused");
   AddKafkaOptions(cmd, &c->kafka);
   return [c] { return RunIngestCommand(*c); };
 }

@@ -208,6 +208,7 @@ class Ingest {
                                      std::to_string(probe_partitions) + ": use at least as many partitions as shards");
     }
     TF_ASSIGN_OR_RETURN(writer_, topic::OpenTopicWriter(o_.to_uri, wc, owned));
+    stats_.recovered = writer_->RecoveryNotes();
     owned_ = owned;
     fingerprint_ = Fingerprint(o_, tokenizer_hash, sources_, writer_->partition_count());
     const std::string earlier = Fingerprint(o_, tokenizer_hash, sources_, writer_->partition_count(), true);

@@ -62,6 +62,9 @@ struct IngestStats {
   uint64_t record_bytes = 0;         // written by this run
   uint64_t files = 0;
   std::vector<std::string> incomplete_files;  // could not be read to the end (message each)
+  // What opening the topic's writers repaired (a torn tail cut, damage set
+  // aside on request): TopicWriter::RecoveryNotes, a line per partition.
+  std::vector<std::string> recovered;
   double seconds = 0;
   bool resumed = false;
   uint64_t resumed_from_sequence = 0;

@@ -30,6 +30,9 @@ std::string IngestStats::ToJson(const Status& failed) const {
   j.Key("incomplete_files").BeginArray();
   for (const auto& f : incomplete_files) j.String(f);
   j.EndArray();
+  j.Key("recovered").BeginArray();
+  for (const auto& r : recovered) j.String(r);
+  j.EndArray();
   j.Key("resumed").Bool(resumed);
   j.Key("resumed_from_sequence").Uint(resumed_from_sequence);
   j.Key("seconds").Double(seconds);
@@ -56,6 +59,7 @@ std::string IngestStats::Summary() const {
   if (resumed) s += "resumed: documents up to sequence " + std::to_string(resumed_from_sequence) +
                     " and later ones already in their partitions were not written again\n";
   for (const auto& f : incomplete_files) s += "incomplete input: " + f + "\n";
+  for (const auto& r : recovered) s += "recovered: " + r + "\n";
   return s;
 }
 

@@ -187,6 +187,8 @@ class KafkaTopicWriter final : public TopicWriter {
     return s;
   }
 
+  std::vector<std::string> RecoveryNotes() const override { return {}; }
+
  private:
   Status CheckOwned(PartitionId p) const {
     if (owned_.count(p.value()) == 0) {

@@ -9,7 +9,13 @@ namespace {
 class LogTopicWriter final : public TopicWriter {
  public:
   LogTopicWriter(std::unique_ptr<log::Topic> topic, std::map<PartitionId, std::unique_ptr<log::PartitionWriter>> w)
-      : topic_(std::move(topic)), writers_(std::move(w)) {}
+      : topic_(std::move(topic)), writers_(std::move(w)) {
+    // Kept at opening: Close() ends the writers.
+    for (const auto& [p, writer] : writers_) {
+      const log::RecoveryReport& r = writer->recovery();
+      if (!r.clean()) notes_.push_back(uri() + " partition " + ToString(p) + ": " + r.ToString());
+    }
+  }
   ~LogTopicWriter() override { (void)Close(); }
 
   const std::string& uri() const override { return topic_->uri(); }
@@ -52,6 +58,8 @@ class LogTopicWriter final : public TopicWriter {
     return first;
   }
 
+  std::vector<std::string> RecoveryNotes() const override { return notes_; }
+
  private:
   Result<log::PartitionWriter*> Writer(PartitionId p) {
     auto it = writers_.find(p);
@@ -63,6 +71,7 @@ class LogTopicWriter final : public TopicWriter {
 
   std::unique_ptr<log::Topic> topic_;
   std::map<PartitionId, std::unique_ptr<log::PartitionWriter>> writers_;
+  std::vector<std::string> notes_;
   log::BatchBuilder batch_;
 };
 

@@ -109,6 +109,11 @@ class TopicWriter {
   virtual Result<std::optional<std::string>> LastRecord(PartitionId partition) = 0;
   // Flushes, then releases the partitions.
   virtual Status Close() = 0;
+  // What opening the writer repaired, a line per partition that needed it
+  // ("partition 3: cut 120 bytes off '...' at position 4096 (torn tail)"):
+  // the embedded log's recovery (docs/log_format.md). Empty when nothing was
+  // repaired, and for Kafka, whose brokers repair their own logs.
+  virtual std::vector<std::string> RecoveryNotes() const = 0;
 };
 
 // Opens (creating if allowed) the topic and the writers of `partitions`
