@@ -50,9 +50,10 @@ def test_dataloader_with_batch_size_none(topic):
             break
         via.extend(b["input_ids"].tolist())
     assert via == direct
-    with pytest.raises(RuntimeError, match="num_workers=0"):
+    with pytest.raises(tokenfeed.IterationError, match="num_workers=0") as e:
         next(iter(DataLoader(tokenfeed.TokenDataset(topic, seq_len=64, batch_size=2), batch_size=None,
                              num_workers=1)))
+    assert isinstance(e.value, tokenfeed.TokenfeedError) and isinstance(e.value, RuntimeError)
 
 
 def test_state_dict_resumes_exactly(topic):
@@ -152,8 +153,9 @@ def test_each_new_iteration_after_the_end_is_the_next_round(topic):
     first = iter(ds)
     second = iter(ds)
     next(second)
-    with pytest.raises(RuntimeError, match="newer iterator"):
+    with pytest.raises(tokenfeed.IterationError, match="newer iterator") as e:
         next(first)
+    assert isinstance(e.value, tokenfeed.TokenfeedError) and isinstance(e.value, RuntimeError)
 
 
 def test_a_state_taken_in_the_second_round_resumes_there(topic):

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, Union
 import torch
 from torch.utils.data import IterableDataset
 
-from tokenfeed import _client_log, _ext
+from tokenfeed import IterationError, _client_log, _ext
 
 if TYPE_CHECKING:
     from typing_extensions import NotRequired, Unpack
@@ -158,7 +158,7 @@ class TokenDataset(IterableDataset):
     stream has ended (``epochs=N``), a new ``iter(ds)`` starts the next round
     of N passes, reshuffled, so ``for epoch in range(3): for batch in ds:``
     trains three rounds. An older iterator used after a newer one was made
-    raises ``RuntimeError``.
+    raises ``tokenfeed.IterationError`` (a ``RuntimeError``).
 
     Every rank takes its share of one global stream whose order does not
     depend on the world size, so ``state_dict()`` taken at step k resumes
@@ -215,7 +215,7 @@ class TokenDataset(IterableDataset):
     def __iter__(self) -> Iterator[Batch]:
         info = torch.utils.data.get_worker_info()
         if info is not None and info.num_workers > 0:
-            raise RuntimeError("TokenDataset prefetches in native threads: use DataLoader(..., num_workers=0)")
+            raise IterationError("TokenDataset prefetches in native threads: use DataLoader(..., num_workers=0)")
         self._iterations += 1
         return self._batches(self._iterations)
 
@@ -223,8 +223,8 @@ class TokenDataset(IterableDataset):
         first = True
         while True:
             if iteration != self._iterations:
-                raise RuntimeError("this TokenDataset is being iterated by a newer iterator: one dataset is one "
-                                   "stream, continue with the newest iter(dataset)")
+                raise IterationError("this TokenDataset is being iterated by a newer iterator: one dataset is one "
+                                     "stream, continue with the newest iter(dataset)")
             try:
                 batch = self._native.next()
             finally:
