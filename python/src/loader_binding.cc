@@ -1,9 +1,10 @@
 // Python binding of tokenfeed::Loader. The options cross the language
 // boundary once: keyword arguments named as the fields of LoaderOptions,
 // whose defaults are the struct's own (_loader_defaults() lists them), each
-// converted and range-checked here and then checked as a whole by
-// ValidateLoaderOptions. Batches reach Python as torch tensors that own the
-// loader's buffers (no copy); waiting for a batch releases the GIL.
+// converted here (a whole number checked against the loader's own range,
+// FindLoaderOptionRange, or else its field's type) and then checked as a
+// whole by ValidateLoaderOptions. Batches reach Python as torch tensors that
+// own the loader's buffers (no copy); waiting for a batch releases the GIL.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
@@ -43,13 +44,23 @@ struct OptionField {
   Getter get;
 };
 
+// A whole-number option, checked against the loader's own range where it has
+// one (FindLoaderOptionRange: seq_len=2**40 is "between 1 and 16777216"),
+// else against its field's type, and worded by the loader either way.
+uint64_t OptionInteger(nb::handle v, const char* name, uint64_t type_max) {
+  const LoaderOptionRange range = FindLoaderOptionRange(name).value_or(LoaderOptionRange{0, type_max});
+  if (std::optional<uint64_t> x = UnsignedInRange(v, name, range.lo, range.hi)) return *x;
+  ThrowIfError(LoaderOptionOutOfRange(name, range, ArgumentRepr(v)));
+  return 0;  // not reached: the status above is an error
+}
+
 template <auto Member>
 void SetU32(LoaderOptions& o, nb::handle v, const char* name) {
-  o.*Member = static_cast<uint32_t>(UnsignedArgument(v, name, std::numeric_limits<uint32_t>::max()));
+  o.*Member = static_cast<uint32_t>(OptionInteger(v, name, std::numeric_limits<uint32_t>::max()));
 }
 template <auto Member>
 void SetU64(LoaderOptions& o, nb::handle v, const char* name) {
-  o.*Member = UnsignedArgument(v, name, std::numeric_limits<uint64_t>::max());
+  o.*Member = OptionInteger(v, name, std::numeric_limits<uint64_t>::max());
 }
 template <auto Member>
 void SetBool(LoaderOptions& o, nb::handle v, const char* name) {
@@ -60,12 +71,12 @@ void SetOptionalU32(LoaderOptions& o, nb::handle v, const char* name) {
   if (v.is_none()) {
     o.*Member = std::nullopt;
   } else {
-    o.*Member = static_cast<uint32_t>(UnsignedArgument(v, name, std::numeric_limits<uint32_t>::max()));
+    o.*Member = static_cast<uint32_t>(OptionInteger(v, name, std::numeric_limits<uint32_t>::max()));
   }
 }
 // None or 0: by the source's transport.
 void SetBlockRecords(LoaderOptions& o, nb::handle v, const char* name) {
-  o.block_records = v.is_none() ? 0 : static_cast<uint32_t>(UnsignedArgument(v, name, UINT32_MAX));
+  o.block_records = v.is_none() ? 0 : static_cast<uint32_t>(OptionInteger(v, name, UINT32_MAX));
 }
 void SetIgnoreIndex(LoaderOptions& o, nb::handle v, const char* name) {
   o.ignore_index = IntegerArgument(v, name, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max());

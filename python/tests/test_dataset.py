@@ -219,6 +219,21 @@ def test_out_of_range_options_are_value_errors_naming_them(topic, name, value):
     assert isinstance(e.value, ValueError) and "_create_loader" not in str(e.value)
 
 
+@pytest.mark.parametrize("name,value,limits", [
+    ("seq_len", 2**40, "between 1 and 16777216"), ("seq_len", -1, "between 1 and 16777216"),
+    ("seq_len", 0, "between 1 and 16777216"), ("batch_size", 2**70, "between 1 and 65536"),
+    ("kafka_timeout_ms", 2**33, "between 1 and 86400000"), ("world_size", 2**32, "between 1 and 1048576"),
+    ("epochs", 2**32, "between 0 and 4294967295"),
+])
+def test_a_value_too_wide_for_its_field_names_the_real_range(topic, name, value, limits):
+    """One check, one wording: a value beyond the field's integer type gets the loader's own range."""
+    kwargs = dict(seq_len=16, batch_size=2)
+    kwargs[name] = value
+    with pytest.raises(tokenfeed.InvalidArgumentError) as e:
+        tokenfeed.TokenDataset(topic, **kwargs)
+    assert str(e.value) == f"{name} must be {limits}, not {value}"
+
+
 def test_numpy_integers_are_accepted_and_bools_refused(topic):
     np = pytest.importorskip("numpy")
     ds = tokenfeed.TokenDataset(topic, seq_len=np.int64(128), batch_size=np.int32(2), epochs=np.uint8(1))

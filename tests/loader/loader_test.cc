@@ -596,6 +596,21 @@ TEST_F(LoaderTest, ABatchOf2To31TokensIsRefused) {
   EXPECT_NE(ValidateLoaderOptions(named).message().find("memory_budget_bytes"), std::string::npos);
 }
 
+// The limits live in one table that ValidateLoaderOptions and the Python
+// binding both read, worded once.
+TEST(LoaderOptionRangeTest, OneTableAndOneWordingForTheLimits) {
+  const std::optional<LoaderOptionRange> seq_len = FindLoaderOptionRange("seq_len");
+  ASSERT_TRUE(seq_len.has_value());
+  EXPECT_EQ(seq_len->lo, 1u);
+  EXPECT_EQ(seq_len->hi, uint64_t{1} << 24);
+  EXPECT_FALSE(FindLoaderOptionRange("rank").has_value());  // its limit is world_size, checked on its own
+  Status s = LoaderOptionOutOfRange("seq_len", *seq_len, "1099511627776");
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), "seq_len must be between 1 and 16777216, not 1099511627776");
+  LoaderOptions o = Opts({{"log:/nowhere", 1}}, 0, 2);
+  EXPECT_EQ(ValidateLoaderOptions(o).message(), "seq_len must be between 1 and 16777216, not 0");
+}
+
 // In a child process: 0 when a loader whose batch cannot be allocated under
 // an address-space limit reports it from Next().
 int NextUnderAnAddressSpaceLimit(const std::string& uri) {
