@@ -81,12 +81,43 @@ void SetBlockRecords(LoaderOptions& o, nb::handle v, const char* name) {
 void SetIgnoreIndex(LoaderOptions& o, nb::handle v, const char* name) {
   o.ignore_index = IntegerArgument(v, name, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max());
 }
-// A list of "key=value" strings, or a mapping from key to value.
+// One value of a kafka_properties mapping as the Kafka client reads it: a str
+// as it is, a bool as "true"/"false", an int in decimal. Anything else is
+// refused naming the key only: the value may be a secret (sasl.password).
+std::string KafkaPropertyValue(nb::handle value, const std::string& key, const char* name) {
+  if (PyUnicode_Check(value.ptr())) return StringArgument(value, name);
+  if (PyBool_Check(value.ptr())) return value.ptr() == Py_True ? "true" : "false";
+  if (PyLong_Check(value.ptr())) return nb::str(value).c_str();
+  throw nb::type_error((std::string(name) + "['" + key + "'] must be a str, bool or int, not " +
+                        Py_TYPE(value.ptr())->tp_name + " (the value is not shown)")
+                           .c_str());
+}
+
+// A list of "key=value" strings, or a mapping (any collections.abc.Mapping)
+// from key to value.
 void SetKafkaProperties(LoaderOptions& o, nb::handle v, const char* name) {
-  if (PyDict_Check(v.ptr())) {
+  nb::object mapping_type = nb::module_::import_("collections.abc").attr("Mapping");
+  const int is_mapping = PyDict_Check(v.ptr()) ? 1 : PyObject_IsInstance(v.ptr(), mapping_type.ptr());
+  if (is_mapping < 0) throw nb::python_error();
+  if (is_mapping == 1) {
+    PyObject* items = PyMapping_Items(v.ptr());
+    if (items == nullptr) throw nb::python_error();
+    nb::list pairs = nb::steal<nb::list>(items);
     o.kafka_properties.clear();
-    for (auto [key, value] : nb::borrow<nb::dict>(v)) {
-      o.kafka_properties.push_back(StringArgument(key, name) + "=" + std::string(nb::str(value).c_str()));
+    for (nb::handle pair : pairs) {
+      nb::handle key = nb::borrow<nb::tuple>(pair)[0], value = nb::borrow<nb::tuple>(pair)[1];
+      if (!PyUnicode_Check(key.ptr())) {
+        throw nb::type_error((std::string(name) + " keys must be str, not " + Py_TYPE(key.ptr())->tp_name + " " +
+                              ArgumentRepr(key))
+                                 .c_str());
+      }
+      const std::string k = StringArgument(key, name);
+      if (k.empty() || k.find('=') != std::string::npos) {
+        RaiseInvalidArgument(std::string(name) + ": the key '" + k +
+                             "' is not a Kafka property name (it is empty or holds '='); write the name alone, "
+                             "as in {\"security.protocol\": \"SSL\"}");
+      }
+      o.kafka_properties.push_back(k + "=" + KafkaPropertyValue(value, k, name));
     }
     return;
   }

@@ -294,6 +294,53 @@ def test_errors_are_one_family_with_clear_messages(topic, tmp_path):
         ds.load_state_dict(json.dumps(ds.state_dict()))
 
 
+def test_kafka_properties_take_any_mapping_of_str_bool_and_int(topic):
+    """A Mapping that is not a dict is read as one; str, bool and int values are converted; any other value
+    is refused naming its key, never showing the value (it may be a password)."""
+    import socket
+    import types
+    from collections.abc import Mapping
+
+    class Settings(Mapping):
+        def __init__(self, d):
+            self._d = d
+
+        def __getitem__(self, k):
+            return self._d[k]
+
+        def __iter__(self):
+            return iter(self._d)
+
+        def __len__(self):
+            return len(self._d)
+
+    good = {"client.id": "x", "api.version.request": True, "socket.timeout.ms": 1000}
+    for props in (good, types.MappingProxyType(good), Settings(good)):
+        tokenfeed.TokenDataset(topic, seq_len=8, batch_size=2, kafka_properties=props)
+    for value in (b"hunter2-secret", 1.5, None, ["hunter2-secret"]):
+        with pytest.raises(TypeError, match=r"kafka_properties\['sasl.password'\] must be a str, bool or int") as e:
+            tokenfeed.TokenDataset(topic, seq_len=8, batch_size=2,
+                                   kafka_properties=Settings({"client.id": "x", "sasl.password": value}))
+        assert "hunter2" not in str(e.value) and "1.5" not in str(e.value)
+    with pytest.raises(TypeError, match="keys must be str"):
+        tokenfeed.TokenDataset(topic, seq_len=8, batch_size=2, kafka_properties={1: "x"})
+    with pytest.raises(tokenfeed.InvalidArgumentError, match="'a=b' is not a Kafka property name"):
+        tokenfeed.TokenDataset(topic, seq_len=8, batch_size=2, kafka_properties={"a=b": "c"})
+    # The converted values reach the Kafka client, which accepts them: the failure is the unreachable broker,
+    # not a refused property; a name the client does not know is refused, named.
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    uri = f"kafka://127.0.0.1:{port}/t"
+    with pytest.raises(tokenfeed.TokenfeedError) as e:
+        tokenfeed.TokenDataset(uri, seq_len=8, batch_size=2, kafka_timeout_ms=1000,
+                               kafka_properties=types.MappingProxyType(good))
+    assert not isinstance(e.value, tokenfeed.InvalidArgumentError), e.value
+    with pytest.raises(tokenfeed.InvalidArgumentError, match="no.such.property"):
+        tokenfeed.TokenDataset(uri, seq_len=8, batch_size=2, kafka_timeout_ms=1000,
+                               kafka_properties=Settings({"no.such.property": True}))
+
+
 def test_kafka_timeout_is_a_parameter():
     """An unreachable broker fails within kafka_timeout_ms, not the fixed 30 s."""
     import socket

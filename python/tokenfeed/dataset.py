@@ -51,7 +51,7 @@ class LoaderOptions(TypedDict, total=False):
     window_blocks: int
     memory_budget_bytes: int
     prefetch_batches: int
-    kafka_properties: Sequence[str] | Mapping[str, str]
+    kafka_properties: Sequence[str] | Mapping[str, str | bool | int]
     kafka_timeout_ms: int
 
 
@@ -147,8 +147,9 @@ class TokenDataset(IterableDataset):
     - ``memory_budget_bytes``, ``prefetch_batches``: how much the prefetch
       thread holds.
     - ``kafka_properties``: Kafka client settings, a list of ``"key=value"``
-      strings or a mapping. ``kafka_timeout_ms``: how long one Kafka step may
-      wait for the cluster.
+      strings or a mapping (a ``dict`` or any ``collections.abc.Mapping``) of
+      str to str, bool (``"true"``/``"false"``) or int. ``kafka_timeout_ms``:
+      how long one Kafka step may wait for the cluster.
 
     Bad values raise ``tokenfeed.InvalidArgumentError`` (a ``ValueError``)
     naming the parameter; numpy integers are accepted, bools are not integers.
