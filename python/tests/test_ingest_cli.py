@@ -373,6 +373,33 @@ def test_resume_does_not_depend_on_the_working_directory(tmp_path, corpus):
     assert len(records(uri)) == len(texts)
 
 
+def test_resume_does_not_depend_on_how_the_inputs_are_spelled(tmp_path):
+    """Inputs are read, and fingerprinted, in the order of their resolved paths: spelled so that they
+    sort the other way round (an absolute path before a relative one), they are the same inputs."""
+    m, z = tmp_path / "m", tmp_path / "z"
+    m.mkdir()
+    z.mkdir()
+    texts = corpus_texts(400, seed=5)
+    write_jsonl(m / "a.jsonl", texts[:200])
+    write_jsonl(z / "b.jsonl", texts[200:])
+    uri = f"log:{tmp_path}/t"
+    common = ["ingest", "--tokenizer", deepseek(), "--to", uri, "--progress", "never", "--partitions", "2",
+              "--no-dedup"]
+    # From m: "/.../z/b.jsonl" sorts before "a.jsonl" as spelled; resolved, m/a.jsonl comes first.
+    r = subprocess.run([cli(), *common, "--input", "a.jsonl", str(z / "b.jsonl")], cwd=m, capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    seqs = sorted((x["doc_seq"], x["source"]["path"]) for x in records(uri))
+    assert [p for _, p in seqs] == [os.path.realpath(m / "a.jsonl")] * 200 + [os.path.realpath(z / "b.jsonl")] * 200
+    # From tmp_path, both relative: "m/a.jsonl" sorts first as spelled too.
+    r = subprocess.run([cli(), *common, "--input", "z/b.jsonl", "m/a.jsonl", "--stats-json", "s.json"],
+                       cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    s = json.loads((tmp_path / "s.json").read_text())
+    assert s["documents_written"] == 0 and s["documents_skipped_already_in_topic"] >= 1
+    assert len(records(uri)) == len(texts)
+
+
 def test_numbers_are_validated(tmp_path, corpus):
     d, _ = corpus
     ingest(tmp_path, [d], "t", "--partitions", "2")
