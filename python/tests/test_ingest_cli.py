@@ -431,6 +431,31 @@ def test_exit_codes_and_a_bare_command(tmp_path, corpus):
     assert run("inspect", f"log:{tmp_path}/missing", check=False).returncode == 1
     assert run("topics", f"log:{tmp_path}/missing", check=False).returncode == 1
     assert run("--help", check=False).returncode == 0
+    # 2: what the parser or the command's own checks of its arguments refuse, a number out of range for the
+    # topic included.
+    ingest(tmp_path, [d], "t", "--partitions", "4")
+    uri = f"log:{tmp_path}/t"
+    for args, says in [(["inspect", uri, "--partition", "9"], "there is no partition 9"),
+                       (["inspect", uri, "--offset", "999999"], "is past it"),
+                       (["inspect", uri, "--partition", "1", "--offset", "999999"], "is past it"),
+                       (["inspect", uri, "--decode"], "--decode needs --tokenizer"),
+                       (["inspect", "t"], "is not a topic URI"),
+                       (["topics", "nowhere:t"], "is not a topic URI"),
+                       (["ingest", "--tokenizer", deepseek(), "--input", d, "--to", "t"], "is not a topic URI"),
+                       (["ingest", "--tokenizer", deepseek(), "--input", d, "--to", uri, "--shard", "4/2"],
+                        "shard '4/2'")]:
+        r = run(*args, check=False)
+        assert r.returncode == 2 and says in r.stderr, (args, r.returncode, r.stderr)
+    # 1: what the command meets while working, an invalid argument there included: a tokenizer file that does
+    # not parse, a topic written with other settings.
+    bad = tmp_path / "tokenizer.json"
+    bad.write_text("{not json")
+    for args, says in [(["ingest", "--tokenizer", bad, "--input", d, "--to", f"log:{tmp_path}/new"], "JSON"),
+                       (["inspect", uri, "--decode", "--tokenizer", bad], "JSON"),
+                       (["ingest", "--tokenizer", deepseek(), "--input", d, "--to", uri, "--add-eos"],
+                        "another ingest")]:
+        r = run(*args, check=False)
+        assert r.returncode == 1 and says in r.stderr, (args, r.returncode, r.stderr)
 
 
 def test_inspect_escapes_control_characters_in_text(tmp_path):
