@@ -23,6 +23,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tokenfeed/status.h"
@@ -89,6 +90,22 @@ struct LoaderOptions {
 // its value and the limit. Loader::Create calls it; bindings call it to
 // report bad options before touching any topic.
 Status ValidateLoaderOptions(const LoaderOptions& options);
+
+// The limits of the whole-number options that have limits of their own, the
+// one table ValidateLoaderOptions checks. A binding whose integers are wider
+// than the fields (Python) checks a value against it before narrowing it, so
+// that a value of any size or sign is reported against the real range, in
+// the words of LoaderOptionOutOfRange.
+struct LoaderOptionRange {
+  uint64_t lo = 0;
+  uint64_t hi = 0;
+};
+// The range of option `name` (seq_len: 1 to 2^24, ...), or nullopt for an
+// option whose only limit is its type (rank, seed, epochs, pad_id, ...).
+std::optional<LoaderOptionRange> FindLoaderOptionRange(std::string_view name);
+// InvalidArgument "<name> must be between <lo> and <hi>, not <value>", with
+// `value` as written (a binding's value may fit no C++ integer).
+Status LoaderOptionOutOfRange(std::string_view name, LoaderOptionRange range, std::string_view value);
 
 // A vector whose resize() leaves new elements uninitialised: batch buffers
 // are written in full right after, so zero-filling them would be wasted.

@@ -1,9 +1,10 @@
 // Python binding of tokenfeed::Loader. The options cross the language
 // boundary once: keyword arguments named as the fields of LoaderOptions,
 // whose defaults are the struct's own (_loader_defaults() lists them), each
-// converted and range-checked here and then checked as a whole by
-// ValidateLoaderOptions. Batches reach Python as torch tensors that own the
-// loader's buffers (no copy); waiting for a batch releases the GIL.
+// converted here (a whole number checked against the loader's own range,
+// FindLoaderOptionRange, or else its field's type) and then checked as a
+// whole by ValidateLoaderOptions. Batches reach Python as torch tensors that
+// own the loader's buffers (no copy); waiting for a batch releases the GIL.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
@@ -43,13 +44,23 @@ struct OptionField {
   Getter get;
 };
 
+// A whole-number option, checked against the loader's own range where it has
+// one (FindLoaderOptionRange: seq_len=2**40 is "between 1 and 16777216"),
+// else against its field's type, and worded by the loader either way.
+uint64_t OptionInteger(nb::handle v, const char* name, uint64_t type_max) {
+  const LoaderOptionRange range = FindLoaderOptionRange(name).value_or(LoaderOptionRange{0, type_max});
+  if (std::optional<uint64_t> x = UnsignedInRange(v, name, range.lo, range.hi)) return *x;
+  ThrowIfError(LoaderOptionOutOfRange(name, range, ArgumentRepr(v)));
+  return 0;  // not reached: the status above is an error
+}
+
 template <auto Member>
 void SetU32(LoaderOptions& o, nb::handle v, const char* name) {
-  o.*Member = static_cast<uint32_t>(UnsignedArgument(v, name, std::numeric_limits<uint32_t>::max()));
+  o.*Member = static_cast<uint32_t>(OptionInteger(v, name, std::numeric_limits<uint32_t>::max()));
 }
 template <auto Member>
 void SetU64(LoaderOptions& o, nb::handle v, const char* name) {
-  o.*Member = UnsignedArgument(v, name, std::numeric_limits<uint64_t>::max());
+  o.*Member = OptionInteger(v, name, std::numeric_limits<uint64_t>::max());
 }
 template <auto Member>
 void SetBool(LoaderOptions& o, nb::handle v, const char* name) {
@@ -60,22 +71,53 @@ void SetOptionalU32(LoaderOptions& o, nb::handle v, const char* name) {
   if (v.is_none()) {
     o.*Member = std::nullopt;
   } else {
-    o.*Member = static_cast<uint32_t>(UnsignedArgument(v, name, std::numeric_limits<uint32_t>::max()));
+    o.*Member = static_cast<uint32_t>(OptionInteger(v, name, std::numeric_limits<uint32_t>::max()));
   }
 }
 // None or 0: by the source's transport.
 void SetBlockRecords(LoaderOptions& o, nb::handle v, const char* name) {
-  o.block_records = v.is_none() ? 0 : static_cast<uint32_t>(UnsignedArgument(v, name, UINT32_MAX));
+  o.block_records = v.is_none() ? 0 : static_cast<uint32_t>(OptionInteger(v, name, UINT32_MAX));
 }
 void SetIgnoreIndex(LoaderOptions& o, nb::handle v, const char* name) {
   o.ignore_index = IntegerArgument(v, name, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max());
 }
-// A list of "key=value" strings, or a mapping from key to value.
+// One value of a kafka_properties mapping as the Kafka client reads it: a str
+// as it is, a bool as "true"/"false", an int in decimal. Anything else is
+// refused naming the key only: the value may be a secret (sasl.password).
+std::string KafkaPropertyValue(nb::handle value, const std::string& key, const char* name) {
+  if (PyUnicode_Check(value.ptr())) return StringArgument(value, name);
+  if (PyBool_Check(value.ptr())) return value.ptr() == Py_True ? "true" : "false";
+  if (PyLong_Check(value.ptr())) return nb::str(value).c_str();
+  throw nb::type_error((std::string(name) + "['" + key + "'] must be a str, bool or int, not " +
+                        Py_TYPE(value.ptr())->tp_name + " (the value is not shown)")
+                           .c_str());
+}
+
+// A list of "key=value" strings, or a mapping (any collections.abc.Mapping)
+// from key to value.
 void SetKafkaProperties(LoaderOptions& o, nb::handle v, const char* name) {
-  if (PyDict_Check(v.ptr())) {
+  nb::object mapping_type = nb::module_::import_("collections.abc").attr("Mapping");
+  const int is_mapping = PyDict_Check(v.ptr()) ? 1 : PyObject_IsInstance(v.ptr(), mapping_type.ptr());
+  if (is_mapping < 0) throw nb::python_error();
+  if (is_mapping == 1) {
+    PyObject* items = PyMapping_Items(v.ptr());
+    if (items == nullptr) throw nb::python_error();
+    nb::list pairs = nb::steal<nb::list>(items);
     o.kafka_properties.clear();
-    for (auto [key, value] : nb::borrow<nb::dict>(v)) {
-      o.kafka_properties.push_back(StringArgument(key, name) + "=" + std::string(nb::str(value).c_str()));
+    for (nb::handle pair : pairs) {
+      nb::handle key = nb::borrow<nb::tuple>(pair)[0], value = nb::borrow<nb::tuple>(pair)[1];
+      if (!PyUnicode_Check(key.ptr())) {
+        throw nb::type_error((std::string(name) + " keys must be str, not " + Py_TYPE(key.ptr())->tp_name + " " +
+                              ArgumentRepr(key))
+                                 .c_str());
+      }
+      const std::string k = StringArgument(key, name);
+      if (k.empty() || k.find('=') != std::string::npos) {
+        RaiseInvalidArgument(std::string(name) + ": the key '" + k +
+                             "' is not a Kafka property name (it is empty or holds '='); write the name alone, "
+                             "as in {\"security.protocol\": \"SSL\"}");
+      }
+      o.kafka_properties.push_back(k + "=" + KafkaPropertyValue(value, k, name));
     }
     return;
   }

@@ -47,7 +47,8 @@ std::string_view TextOf(nb::handle obj, std::string* storage) {
 Utf8Policy ParsePolicy(const std::string& utf8) {
   if (utf8 == "replace") return Utf8Policy::kReplace;
   if (utf8 == "reject") return Utf8Policy::kReject;
-  throw nb::value_error("utf8 must be 'replace' or 'reject'");
+  RaiseInvalidArgument("utf8 must be 'replace' (invalid bytes become U+FFFD) or 'reject' (they raise), not '" +
+                       utf8 + "'");
 }
 
 template <typename T>

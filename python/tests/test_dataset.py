@@ -50,9 +50,10 @@ def test_dataloader_with_batch_size_none(topic):
             break
         via.extend(b["input_ids"].tolist())
     assert via == direct
-    with pytest.raises(RuntimeError, match="num_workers=0"):
+    with pytest.raises(tokenfeed.IterationError, match="num_workers=0") as e:
         next(iter(DataLoader(tokenfeed.TokenDataset(topic, seq_len=64, batch_size=2), batch_size=None,
                              num_workers=1)))
+    assert isinstance(e.value, tokenfeed.TokenfeedError) and isinstance(e.value, RuntimeError)
 
 
 def test_state_dict_resumes_exactly(topic):
@@ -152,8 +153,9 @@ def test_each_new_iteration_after_the_end_is_the_next_round(topic):
     first = iter(ds)
     second = iter(ds)
     next(second)
-    with pytest.raises(RuntimeError, match="newer iterator"):
+    with pytest.raises(tokenfeed.IterationError, match="newer iterator") as e:
         next(first)
+    assert isinstance(e.value, tokenfeed.TokenfeedError) and isinstance(e.value, RuntimeError)
 
 
 def test_a_state_taken_in_the_second_round_resumes_there(topic):
@@ -217,6 +219,21 @@ def test_out_of_range_options_are_value_errors_naming_them(topic, name, value):
     assert isinstance(e.value, ValueError) and "_create_loader" not in str(e.value)
 
 
+@pytest.mark.parametrize("name,value,limits", [
+    ("seq_len", 2**40, "between 1 and 16777216"), ("seq_len", -1, "between 1 and 16777216"),
+    ("seq_len", 0, "between 1 and 16777216"), ("batch_size", 2**70, "between 1 and 65536"),
+    ("kafka_timeout_ms", 2**33, "between 1 and 86400000"), ("world_size", 2**32, "between 1 and 1048576"),
+    ("epochs", 2**32, "between 0 and 4294967295"),
+])
+def test_a_value_too_wide_for_its_field_names_the_real_range(topic, name, value, limits):
+    """One check, one wording: a value beyond the field's integer type gets the loader's own range."""
+    kwargs = dict(seq_len=16, batch_size=2)
+    kwargs[name] = value
+    with pytest.raises(tokenfeed.InvalidArgumentError) as e:
+        tokenfeed.TokenDataset(topic, **kwargs)
+    assert str(e.value) == f"{name} must be {limits}, not {value}"
+
+
 def test_numpy_integers_are_accepted_and_bools_refused(topic):
     np = pytest.importorskip("numpy")
     ds = tokenfeed.TokenDataset(topic, seq_len=np.int64(128), batch_size=np.int32(2), epochs=np.uint8(1))
@@ -275,6 +292,53 @@ def test_errors_are_one_family_with_clear_messages(topic, tmp_path):
     ds = tokenfeed.TokenDataset(topic, seq_len=8, batch_size=2, kafka_properties={"client.id": "x"})
     with pytest.raises(TypeError, match="json.loads"):
         ds.load_state_dict(json.dumps(ds.state_dict()))
+
+
+def test_kafka_properties_take_any_mapping_of_str_bool_and_int(topic):
+    """A Mapping that is not a dict is read as one; str, bool and int values are converted; any other value
+    is refused naming its key, never showing the value (it may be a password)."""
+    import socket
+    import types
+    from collections.abc import Mapping
+
+    class Settings(Mapping):
+        def __init__(self, d):
+            self._d = d
+
+        def __getitem__(self, k):
+            return self._d[k]
+
+        def __iter__(self):
+            return iter(self._d)
+
+        def __len__(self):
+            return len(self._d)
+
+    good = {"client.id": "x", "api.version.request": True, "socket.timeout.ms": 1000}
+    for props in (good, types.MappingProxyType(good), Settings(good)):
+        tokenfeed.TokenDataset(topic, seq_len=8, batch_size=2, kafka_properties=props)
+    for value in (b"hunter2-secret", 1.5, None, ["hunter2-secret"]):
+        with pytest.raises(TypeError, match=r"kafka_properties\['sasl.password'\] must be a str, bool or int") as e:
+            tokenfeed.TokenDataset(topic, seq_len=8, batch_size=2,
+                                   kafka_properties=Settings({"client.id": "x", "sasl.password": value}))
+        assert "hunter2" not in str(e.value) and "1.5" not in str(e.value)
+    with pytest.raises(TypeError, match="keys must be str"):
+        tokenfeed.TokenDataset(topic, seq_len=8, batch_size=2, kafka_properties={1: "x"})
+    with pytest.raises(tokenfeed.InvalidArgumentError, match="'a=b' is not a Kafka property name"):
+        tokenfeed.TokenDataset(topic, seq_len=8, batch_size=2, kafka_properties={"a=b": "c"})
+    # The converted values reach the Kafka client, which accepts them: the failure is the unreachable broker,
+    # not a refused property; a name the client does not know is refused, named.
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    uri = f"kafka://127.0.0.1:{port}/t"
+    with pytest.raises(tokenfeed.TokenfeedError) as e:
+        tokenfeed.TokenDataset(uri, seq_len=8, batch_size=2, kafka_timeout_ms=1000,
+                               kafka_properties=types.MappingProxyType(good))
+    assert not isinstance(e.value, tokenfeed.InvalidArgumentError), e.value
+    with pytest.raises(tokenfeed.InvalidArgumentError, match="no.such.property"):
+        tokenfeed.TokenDataset(uri, seq_len=8, batch_size=2, kafka_timeout_ms=1000,
+                               kafka_properties=Settings({"no.such.property": True}))
 
 
 def test_kafka_timeout_is_a_parameter():

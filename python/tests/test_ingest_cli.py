@@ -373,6 +373,33 @@ def test_resume_does_not_depend_on_the_working_directory(tmp_path, corpus):
     assert len(records(uri)) == len(texts)
 
 
+def test_resume_does_not_depend_on_how_the_inputs_are_spelled(tmp_path):
+    """Inputs are read, and fingerprinted, in the order of their resolved paths: spelled so that they
+    sort the other way round (an absolute path before a relative one), they are the same inputs."""
+    m, z = tmp_path / "m", tmp_path / "z"
+    m.mkdir()
+    z.mkdir()
+    texts = corpus_texts(400, seed=5)
+    write_jsonl(m / "a.jsonl", texts[:200])
+    write_jsonl(z / "b.jsonl", texts[200:])
+    uri = f"log:{tmp_path}/t"
+    common = ["ingest", "--tokenizer", deepseek(), "--to", uri, "--progress", "never", "--partitions", "2",
+              "--no-dedup"]
+    # From m: "/.../z/b.jsonl" sorts before "a.jsonl" as spelled; resolved, m/a.jsonl comes first.
+    r = subprocess.run([cli(), *common, "--input", "a.jsonl", str(z / "b.jsonl")], cwd=m, capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    seqs = sorted((x["doc_seq"], x["source"]["path"]) for x in records(uri))
+    assert [p for _, p in seqs] == [os.path.realpath(m / "a.jsonl")] * 200 + [os.path.realpath(z / "b.jsonl")] * 200
+    # From tmp_path, both relative: "m/a.jsonl" sorts first as spelled too.
+    r = subprocess.run([cli(), *common, "--input", "z/b.jsonl", "m/a.jsonl", "--stats-json", "s.json"],
+                       cwd=tmp_path, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    s = json.loads((tmp_path / "s.json").read_text())
+    assert s["documents_written"] == 0 and s["documents_skipped_already_in_topic"] >= 1
+    assert len(records(uri)) == len(texts)
+
+
 def test_numbers_are_validated(tmp_path, corpus):
     d, _ = corpus
     ingest(tmp_path, [d], "t", "--partitions", "2")
@@ -404,6 +431,31 @@ def test_exit_codes_and_a_bare_command(tmp_path, corpus):
     assert run("inspect", f"log:{tmp_path}/missing", check=False).returncode == 1
     assert run("topics", f"log:{tmp_path}/missing", check=False).returncode == 1
     assert run("--help", check=False).returncode == 0
+    # 2: what the parser or the command's own checks of its arguments refuse, a number out of range for the
+    # topic included.
+    ingest(tmp_path, [d], "t", "--partitions", "4")
+    uri = f"log:{tmp_path}/t"
+    for args, says in [(["inspect", uri, "--partition", "9"], "there is no partition 9"),
+                       (["inspect", uri, "--offset", "999999"], "is past it"),
+                       (["inspect", uri, "--partition", "1", "--offset", "999999"], "is past it"),
+                       (["inspect", uri, "--decode"], "--decode needs --tokenizer"),
+                       (["inspect", "t"], "is not a topic URI"),
+                       (["topics", "nowhere:t"], "is not a topic URI"),
+                       (["ingest", "--tokenizer", deepseek(), "--input", d, "--to", "t"], "is not a topic URI"),
+                       (["ingest", "--tokenizer", deepseek(), "--input", d, "--to", uri, "--shard", "4/2"],
+                        "shard '4/2'")]:
+        r = run(*args, check=False)
+        assert r.returncode == 2 and says in r.stderr, (args, r.returncode, r.stderr)
+    # 1: what the command meets while working, an invalid argument there included: a tokenizer file that does
+    # not parse, a topic written with other settings.
+    bad = tmp_path / "tokenizer.json"
+    bad.write_text("{not json")
+    for args, says in [(["ingest", "--tokenizer", bad, "--input", d, "--to", f"log:{tmp_path}/new"], "JSON"),
+                       (["inspect", uri, "--decode", "--tokenizer", bad], "JSON"),
+                       (["ingest", "--tokenizer", deepseek(), "--input", d, "--to", uri, "--add-eos"],
+                        "another ingest")]:
+        r = run(*args, check=False)
+        assert r.returncode == 1 and says in r.stderr, (args, r.returncode, r.stderr)
 
 
 def test_inspect_escapes_control_characters_in_text(tmp_path):

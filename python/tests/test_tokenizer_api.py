@@ -28,8 +28,10 @@ def test_reject_policy_names_the_offset(ours):
         ours.encode(b"abc\xff", utf8="reject")
     with pytest.raises(ValueError, match="text 1.*byte offset 0"):
         ours.encode_batch([b"fine", b"\x80bad"], utf8="reject")
-    with pytest.raises(ValueError, match="replace.*reject"):
-        ours.encode("x", utf8="nonsense")
+    for call in (lambda: ours.encode("x", utf8="nonsense"), lambda: ours.encode_batch(["x"], utf8="nonsense")):
+        with pytest.raises(tokenfeed.InvalidArgumentError, match="replace.*reject.*not 'nonsense'") as e:
+            call()
+        assert isinstance(e.value, ValueError)
 
 
 def test_split_special_tokens_treats_them_as_text(ours):

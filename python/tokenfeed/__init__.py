@@ -5,7 +5,9 @@ The native core lives in ``tokenfeed._ext``; this package is its public face.
 Errors: every exception tokenfeed raises is a ``TokenfeedError`` and also the
 built-in one to expect (``NotFoundError`` is a ``FileNotFoundError``,
 ``InvalidArgumentError`` a ``ValueError``, ``TimedOutError`` a ``TimeoutError``,
-...); a wrong type of argument is a plain ``TypeError``.
+...); a wrong type of argument is a plain ``TypeError``. ``IterationError`` (also
+a ``RuntimeError``) is the one raised in Python itself: a ``TokenDataset``
+iterated in a way that would split its one stream.
 """
 
 from tokenfeed._ext import (
@@ -26,6 +28,13 @@ from tokenfeed._ext import (
     __version__,
 )
 
+
+class IterationError(TokenfeedError, RuntimeError):
+    """A TokenDataset iterated so that two readers would share its one stream: an
+    iterator older than the newest, or DataLoader worker processes (also a
+    RuntimeError)."""
+
+
 __all__ = [
     "AbortedError",
     "AlreadyExistsError",
@@ -34,6 +43,7 @@ __all__ = [
     "CorruptionError",
     "InternalError",
     "InvalidArgumentError",
+    "IterationError",
     "NotFoundError",
     "ResourceExhaustedError",
     "StorageError",

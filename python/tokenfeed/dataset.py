@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, Union
 import torch
 from torch.utils.data import IterableDataset
 
-from tokenfeed import _client_log, _ext
+from tokenfeed import IterationError, _client_log, _ext
 
 if TYPE_CHECKING:
     from typing_extensions import NotRequired, Unpack
@@ -51,7 +51,7 @@ class LoaderOptions(TypedDict, total=False):
     window_blocks: int
     memory_budget_bytes: int
     prefetch_batches: int
-    kafka_properties: Sequence[str] | Mapping[str, str]
+    kafka_properties: Sequence[str] | Mapping[str, str | bool | int]
     kafka_timeout_ms: int
 
 
@@ -147,8 +147,9 @@ class TokenDataset(IterableDataset):
     - ``memory_budget_bytes``, ``prefetch_batches``: how much the prefetch
       thread holds.
     - ``kafka_properties``: Kafka client settings, a list of ``"key=value"``
-      strings or a mapping. ``kafka_timeout_ms``: how long one Kafka step may
-      wait for the cluster.
+      strings or a mapping (a ``dict`` or any ``collections.abc.Mapping``) of
+      str to str, bool (``"true"``/``"false"``) or int. ``kafka_timeout_ms``:
+      how long one Kafka step may wait for the cluster.
 
     Bad values raise ``tokenfeed.InvalidArgumentError`` (a ``ValueError``)
     naming the parameter; numpy integers are accepted, bools are not integers.
@@ -158,7 +159,7 @@ class TokenDataset(IterableDataset):
     stream has ended (``epochs=N``), a new ``iter(ds)`` starts the next round
     of N passes, reshuffled, so ``for epoch in range(3): for batch in ds:``
     trains three rounds. An older iterator used after a newer one was made
-    raises ``RuntimeError``.
+    raises ``tokenfeed.IterationError`` (a ``RuntimeError``).
 
     Every rank takes its share of one global stream whose order does not
     depend on the world size, so ``state_dict()`` taken at step k resumes
@@ -215,7 +216,7 @@ class TokenDataset(IterableDataset):
     def __iter__(self) -> Iterator[Batch]:
         info = torch.utils.data.get_worker_info()
         if info is not None and info.num_workers > 0:
-            raise RuntimeError("TokenDataset prefetches in native threads: use DataLoader(..., num_workers=0)")
+            raise IterationError("TokenDataset prefetches in native threads: use DataLoader(..., num_workers=0)")
         self._iterations += 1
         return self._batches(self._iterations)
 
@@ -223,8 +224,8 @@ class TokenDataset(IterableDataset):
         first = True
         while True:
             if iteration != self._iterations:
-                raise RuntimeError("this TokenDataset is being iterated by a newer iterator: one dataset is one "
-                                   "stream, continue with the newest iter(dataset)")
+                raise IterationError("this TokenDataset is being iterated by a newer iterator: one dataset is one "
+                                     "stream, continue with the newest iter(dataset)")
             try:
                 batch = self._native.next()
             finally:

@@ -24,12 +24,20 @@ struct IngestCliOptions {
   KafkaCliOptions kafka;
 };
 
+// The command's own checks of its arguments, before anything is read or
+// opened: what they refuse is a usage error.
+Status ConvertArguments(const IngestCliOptions& c, ingest::IngestOptions* o) {
+  TF_ASSIGN_OR_RETURN(o->reader.format, text::ParseInputFormat(c.format));
+  TF_ASSIGN_OR_RETURN(o->reader.text_mode, text::ParseTextMode(c.text_mode));
+  TF_ASSIGN_OR_RETURN(o->reader.utf8, text::ParseUtf8Policy(c.utf8));
+  TF_ASSIGN_OR_RETURN(o->shard, text::ShardSpec::Parse(c.shard));
+  TF_RETURN_IF_ERROR(topic::KindOf(o->to_uri).status());
+  return ApplyKafkaOptions(c.kafka, &o->writer);
+}
+
 CommandResult RunIngestCommand(IngestCliOptions& c) {
   ingest::IngestOptions o = c.o;
-  TF_ASSIGN_OR_RETURN(o.reader.format, text::ParseInputFormat(c.format));
-  TF_ASSIGN_OR_RETURN(o.reader.text_mode, text::ParseTextMode(c.text_mode));
-  TF_ASSIGN_OR_RETURN(o.reader.utf8, text::ParseUtf8Policy(c.utf8));
-  TF_ASSIGN_OR_RETURN(o.shard, text::ShardSpec::Parse(c.shard));
+  if (Status s = ConvertArguments(c, &o); !s.ok()) return CommandResult::Usage(std::move(s));
   o.partition_by = c.partition_by == "hash" ? ingest::PartitionBy::kHash : ingest::PartitionBy::kRoundRobin;
   o.progress = c.progress == "always" ? ingest::ProgressMode::kAlways
                : c.progress == "never" ? ingest::ProgressMode::kNever
@@ -43,7 +51,6 @@ CommandResult RunIngestCommand(IngestCliOptions& c) {
   o.writer.log.fsync = c.fsync == "none" ? log::FsyncPolicy::kNone
                        : c.fsync == "interval" ? log::FsyncPolicy::kInterval
                                                : log::FsyncPolicy::kEachBatch;
-  TF_RETURN_IF_ERROR(ApplyKafkaOptions(c.kafka, &o.writer));
 
   std::signal(SIGINT, OnStopSignal);
   std::signal(SIGTERM, OnStopSignal);

@@ -84,25 +84,37 @@ void PrintRecord(const InspectOptions& o, PartitionId p, Offset off, const recor
   }
 }
 
-Status RunInspect(const InspectOptions& o) {
+// The checks of a topic command's arguments that need no topic: the URI's
+// form and the Kafka options.
+Status CheckTopicArguments(const std::string& uri, const KafkaCliOptions& kafka, topic::TopicConfig* config) {
+  TF_RETURN_IF_ERROR(topic::KindOf(uri).status());
+  return ApplyKafkaOptions(kafka, config);
+}
+
+// Usage errors (exit 2): the arguments, and a --partition or --offset the
+// topic does not have; everything else is a failure of the command.
+CommandResult RunInspect(const InspectOptions& o) {
 #if TOKENFEED_HAS_KAFKA
   // Reading a compressed Kafka topic fast: keep librdkafka's decompression
   // buffers in the heap (base/heap_tuning.h).
   (void)KeepLargeBuffersInHeap();
 #endif
   topic::TopicConfig config;
-  TF_RETURN_IF_ERROR(ApplyKafkaOptions(o.kafka, &config));
+  if (Status s = CheckTopicArguments(o.uri, o.kafka, &config); !s.ok()) return CommandResult::Usage(std::move(s));
+  if (o.decode && o.tokenizer.empty()) {
+    return CommandResult::Usage(Status::InvalidArgument("--decode needs --tokenizer FILE"));
+  }
   std::shared_ptr<const Tokenizer> tok;
   if (o.decode) {
-    if (o.tokenizer.empty()) return Status::InvalidArgument("--decode needs --tokenizer FILE");
     TF_ASSIGN_OR_RETURN(tok, Tokenizer::FromFile(o.tokenizer));
   }
   TF_ASSIGN_OR_RETURN(topic::TopicSummary summary, topic::DescribeTopic(o.uri, config));
   std::vector<PartitionId> partitions;
   if (o.partition) {
     if (*o.partition >= summary.partitions.size()) {
-      return Status::OutOfRange(o.uri + " has " + std::to_string(summary.partitions.size()) +
-                                " partitions; there is no partition " + std::to_string(*o.partition));
+      return CommandResult::Usage(Status::OutOfRange(o.uri + " has " + std::to_string(summary.partitions.size()) +
+                                                     " partitions; there is no partition " +
+                                                     std::to_string(*o.partition) + " (--partition counts from 0)"));
     }
     partitions.emplace_back(*o.partition);
   } else {
@@ -114,9 +126,10 @@ Status RunInspect(const InspectOptions& o) {
     Offset last_end(0);
     for (PartitionId p : partitions) last_end = std::max(last_end, summary.partitions[p.value()].end_offset);
     if (Offset(*o.offset) > last_end) {
-      return Status::OutOfRange(o.uri + (o.partition ? " partition " + ToString(partitions[0]) : std::string()) +
-                                " ends at offset " + ToString(last_end) + "; --offset " + std::to_string(*o.offset) +
-                                " is past it");
+      return CommandResult::Usage(
+          Status::OutOfRange(o.uri + (o.partition ? " partition " + ToString(partitions[0]) : std::string()) +
+                             " ends at offset " + ToString(last_end) + "; --offset " + std::to_string(*o.offset) +
+                             " is past it"));
     }
   }
   uint64_t printed = 0;
@@ -154,9 +167,9 @@ Status RunInspect(const InspectOptions& o) {
   return Status::OK();
 }
 
-Status RunTopics(const std::string& uri, bool json, const KafkaCliOptions& kafka) {
+CommandResult RunTopics(const std::string& uri, bool json, const KafkaCliOptions& kafka) {
   topic::TopicConfig config;
-  TF_RETURN_IF_ERROR(ApplyKafkaOptions(kafka, &config));
+  if (Status s = CheckTopicArguments(uri, kafka, &config); !s.ok()) return CommandResult::Usage(std::move(s));
   TF_ASSIGN_OR_RETURN(topic::TopicSummary s, topic::DescribeTopic(uri, config));
   uint64_t records = 0, bytes = 0;
   for (const auto& p : s.partitions) {

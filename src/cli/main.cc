@@ -25,7 +25,10 @@ int ExitForResult(const std::string& command, const tokenfeed::cli::CommandResul
   std::fflush(stdout);
   std::fprintf(stderr, "tokenfeed %s: %s\n", command.c_str(), result.status.ToString().c_str());
   if (result.data_rejected) return ExitCode::kExitDataRejected;
-  if (result.status.code() == tokenfeed::StatusCode::kInvalidArgument) return ExitCode::kExitUsage;
+  // By who refused, not by the status code: an InvalidArgument met while
+  // working (a tokenizer file that does not parse, a topic of raw text) is a
+  // failure of the command, not a wrong command line.
+  if (result.usage) return ExitCode::kExitUsage;
   return ExitCode::kExitFailure;
 }
 
@@ -42,7 +45,8 @@ int main(int argc, char** argv) {
   CLI::App app{"tokenfeed: corpus -> tokens -> topic -> training batches"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("tokenfeed ") + TOKENFEED_VERSION);
-  app.footer("Exit codes: 0 success, 1 the command failed, 2 the command line is wrong, "
+  app.footer("Exit codes: 0 success, 1 the command failed while working, 2 the command line is wrong (also a "
+             "value out of range for the topic, such as inspect --partition 9 of a 4-partition topic), "
              "3 input was refused (--strict, an unreadable input file).");
 
   std::vector<std::pair<CLI::App*, tokenfeed::cli::CommandRunner>> commands;

@@ -26,19 +26,26 @@ struct ServeCliOptions {
   KafkaCliOptions kafka;
 };
 
+// The command's own checks of its arguments, before any file or cluster is
+// touched: what they refuse is a usage error.
+Status ConvertArguments(const ServeCliOptions& c, serve::ServeOptions* o) {
+  TF_ASSIGN_OR_RETURN(o->format, serve::ParseRawFormat(c.format));
+  if (c.commit_interval_ms <= 0) return Status::InvalidArgument("--commit-interval-ms must be positive");
+  if (c.log_interval_s <= 0) return Status::InvalidArgument("--log-interval-s must be positive");
+  o->commit_interval = std::chrono::milliseconds(c.commit_interval_ms);
+  o->log_interval = std::chrono::seconds(c.log_interval_s);
+  TF_RETURN_IF_ERROR(ApplyKafkaOptions(c.kafka, &o->output));
+  return serve::CheckServeArguments(*o);
+}
+
 CommandResult RunServeCommand(ServeCliOptions& c) {
   serve::ServeOptions o = c.o;
-  TF_ASSIGN_OR_RETURN(o.format, serve::ParseRawFormat(c.format));
   o.clean.drop_controls = !c.keep_controls;
   o.clean.normalize_newlines = !c.keep_newlines;
   o.clean.trim = !c.no_trim;
   o.output.partitions = c.partitions;
   o.output.create_if_missing = !c.no_create;
-  if (c.commit_interval_ms <= 0) return Status::InvalidArgument("--commit-interval-ms must be positive");
-  if (c.log_interval_s <= 0) return Status::InvalidArgument("--log-interval-s must be positive");
-  o.commit_interval = std::chrono::milliseconds(c.commit_interval_ms);
-  o.log_interval = std::chrono::seconds(c.log_interval_s);
-  TF_RETURN_IF_ERROR(ApplyKafkaOptions(c.kafka, &o.output));
+  if (Status s = ConvertArguments(c, &o); !s.ok()) return CommandResult::Usage(std::move(s));
   // The service reads compressed topics as fast as it can.
   (void)KeepLargeBuffersInHeap();
   std::signal(SIGINT, OnServeStopSignal);

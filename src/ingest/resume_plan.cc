@@ -1,20 +1,13 @@
 #include "ingest/resume_plan.h"
 
 #include <algorithm>
-#include <filesystem>
-#include <system_error>
 
 #include "ingest/record_attributes.h"
 #include "tokenfeed/record.h"
 
 namespace tokenfeed::ingest {
 
-std::string ComparablePath(const std::string& path) {
-  std::error_code ec;
-  std::filesystem::path p = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
-  if (ec) return std::filesystem::path(path).lexically_normal().string();
-  return p.string();
-}
+std::string ComparablePath(const std::string& path) { return text::ResolvedPath(path); }
 
 Result<ResumePlan> PlanResume(topic::TopicWriter& writer, const std::vector<PartitionId>& partitions,
                               const std::vector<std::string>& fingerprints, const text::SourceSet& sources) {

@@ -42,11 +42,12 @@ struct ResumePlan {
 Result<ResumePlan> PlanResume(topic::TopicWriter& writer, const std::vector<PartitionId>& partitions,
                               const std::vector<std::string>& fingerprints, const text::SourceSet& sources);
 
-// An input's path as resuming compares it: absolute, with symbolic links and
-// "." / ".." resolved where the file exists, so that the same file named
-// relatively in one run and absolutely (or through a link) in the next is
-// the same input. Records name their file by this path too, so that a
-// resumed run finds it again from any working directory.
+// An input's path as resuming compares it (text::ResolvedPath, the key the
+// inputs are ordered by too): absolute, with symbolic links and "." / ".."
+// resolved where the file exists, so that the same file named relatively in
+// one run and absolutely (or through a link) in the next is the same input,
+// in the same place of the order. Records name their file by this path too,
+// so that a resumed run finds it again from any working directory.
 std::string ComparablePath(const std::string& path);
 
 }  // namespace tokenfeed::ingest

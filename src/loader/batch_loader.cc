@@ -700,10 +700,10 @@ class LoaderImpl final : public Loader {
 
 Status ValidateLoaderOptions(const LoaderOptions& o) {
   auto bad = [](const std::string& m) { return Status::InvalidArgument(m); };
-  auto range = [&](const char* name, uint64_t value, uint64_t lo, uint64_t hi) {
-    if (value >= lo && value <= hi) return Status::OK();
-    return bad(std::string(name) + " must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
-               ", not " + std::to_string(value));
+  auto range = [](const char* name, uint64_t value) {
+    const LoaderOptionRange r = FindLoaderOptionRange(name).value();
+    if (value >= r.lo && value <= r.hi) return Status::OK();
+    return LoaderOptionOutOfRange(name, r, std::to_string(value));
   };
   if (o.sources.empty()) return bad("no source: give at least one topic URI");
   double total = 0;
@@ -714,8 +714,8 @@ Status ValidateLoaderOptions(const LoaderOptions& o) {
     total += s.weight;
   }
   if (!(total > 0) || !std::isfinite(total)) return bad("the source weights must add up to a finite number above 0");
-  TF_RETURN_IF_ERROR(range("seq_len", o.seq_len, 1, uint64_t{1} << 24));
-  TF_RETURN_IF_ERROR(range("batch_size", o.batch_size, 1, uint64_t{1} << 16));
+  TF_RETURN_IF_ERROR(range("seq_len", o.seq_len));
+  TF_RETURN_IF_ERROR(range("batch_size", o.batch_size));
   // cu_seqlens holds offsets up to batch_size * seq_len as int32.
   uint64_t cells = 0;
   if (__builtin_mul_overflow(uint64_t{o.batch_size}, uint64_t{o.seq_len}, &cells) ||
@@ -723,15 +723,15 @@ Status ValidateLoaderOptions(const LoaderOptions& o) {
     return bad("batch_size * seq_len (" + std::to_string(o.batch_size) + " x " + std::to_string(o.seq_len) +
                ") must stay below 2^31 tokens per batch");
   }
-  TF_RETURN_IF_ERROR(range("world_size", o.world_size, 1, uint64_t{1} << 20));
+  TF_RETURN_IF_ERROR(range("world_size", o.world_size));
   if (o.rank >= o.world_size) {
     return bad("rank " + std::to_string(o.rank) + " is not below world_size " + std::to_string(o.world_size));
   }
-  TF_RETURN_IF_ERROR(range("block_records", o.block_records, 0, uint64_t{1} << 24));
-  TF_RETURN_IF_ERROR(range("window_blocks", o.window_blocks, 1, uint64_t{1} << 16));
-  TF_RETURN_IF_ERROR(range("prefetch_batches", o.prefetch_batches, 1, 1024));
-  TF_RETURN_IF_ERROR(range("memory_budget_bytes", o.memory_budget_bytes, 1, uint64_t{1} << 50));
-  TF_RETURN_IF_ERROR(range("kafka_timeout_ms", o.kafka_timeout_ms, 1, uint64_t{24} * 3600 * 1000));
+  TF_RETURN_IF_ERROR(range("block_records", o.block_records));
+  TF_RETURN_IF_ERROR(range("window_blocks", o.window_blocks));
+  TF_RETURN_IF_ERROR(range("prefetch_batches", o.prefetch_batches));
+  TF_RETURN_IF_ERROR(range("memory_budget_bytes", o.memory_budget_bytes));
+  TF_RETURN_IF_ERROR(range("kafka_timeout_ms", o.kafka_timeout_ms));
   if (o.int32_ids && (o.ignore_index < std::numeric_limits<int32_t>::min() ||
                       o.ignore_index > std::numeric_limits<int32_t>::max())) {
     return bad("ignore_index " + std::to_string(o.ignore_index) + " does not fit the int32 ids asked for");

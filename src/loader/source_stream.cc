@@ -55,14 +55,23 @@ void SourceStream::SelectDoc() {
 
 Result<bool> SourceStream::Ready() {
   uint64_t windows_passed = 0;  // in this call, without a token
+  // Nothing of this epoch is consumed yet: passing all its windows without a
+  // token proves the source holds none (every epoch holds every record).
+  const bool at_epoch_start = pos_.window == 0 && pos_.doc == 0 && pos_.token == 0;
+  auto no_token = [&] {
+    return Status::InvalidArgument("source " + config_.uri + " holds no token to train on (" +
+                                   std::to_string(blocks_.empty() ? 0 : windows_per_epoch_) +
+                                   " windows of records, all empty): remove it from the sources or ingest data "
+                                   "into it");
+  };
   while (true) {
-    if (epoch_end_ != 0 && pos_.epoch >= epoch_end_ && !(repeat_ && repeat_())) return false;
-    if (windows_per_epoch_ == 0 || windows_passed > windows_per_epoch_) {
-      return Status::InvalidArgument("source " + config_.uri + " holds no token to train on (" +
-                                     std::to_string(blocks_.empty() ? 0 : windows_per_epoch_) +
-                                     " windows of records, all empty): remove it from the sources or ingest data "
-                                     "into it");
+    if (epoch_end_ != 0 && pos_.epoch >= epoch_end_ && !(repeat_ && repeat_())) {
+      // The last epoch read whole without a token ends in the error, not in
+      // an empty stream.
+      if (at_epoch_start && windows_per_epoch_ > 0 && windows_passed >= windows_per_epoch_) return no_token();
+      return false;
     }
+    if (windows_per_epoch_ == 0 || windows_passed > windows_per_epoch_) return no_token();
     if (pos_.window >= windows_per_epoch_) {
       pos_ = {pos_.epoch + 1, 0, 0, 0};
       loaded_ = false;

@@ -200,6 +200,45 @@ TEST(RecordViewTest, RawTextIsNotATokenRecordNotANewerVersion) {
   EXPECT_EQ(RecordView::Validate(Span(r)).code(), StatusCode::kUnsupported);
 }
 
+TEST(RecordViewTest, RawTextStartingWithNonAsciiUtf8IsNotATokenRecord) {
+  const std::string texts[] = {
+      "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E\xE3\x81\xAE\xE6\x96\x87\xE6\x9B\xB8",  // CJK
+      "\xC3\x89t\xC3\xA9 \xC3\xA0 Paris",                                                      // "Été à Paris"
+      "\xEF\xBB\xBF{\"text\": \"after a byte-order mark\"}",                                    // UTF-8 BOM
+      "\xF0\x9F\x98\x80 an emoji first",                                                          // 4-byte sequence
+      "\xC3\x89",                                                                                    // "É" alone
+  };
+  for (const std::string& text : texts) {
+    Status s = RecordView::Validate(Span(text));
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+    EXPECT_NE(s.message().find("not a token record"), std::string::npos) << s.ToString();
+    EXPECT_EQ(s.message().find("upgrade"), std::string::npos) << s.ToString();
+  }
+  Status s = RecordView::Validate(Span(texts[1]));
+  EXPECT_NE(s.message().find("'\xC3\x89'"), std::string::npos) << s.ToString();
+  s = RecordView::Validate(Span(texts[2]));
+  EXPECT_NE(s.message().find("byte-order mark"), std::string::npos) << s.ToString();
+}
+
+TEST(RecordViewTest, NewerVersionByteAboveAsciiIsStillANewerVersion) {
+  // Version bytes that are UTF-8 lead bytes, in a real header (flags and
+  // reserved bytes are control bytes): still a newer format, not text.
+  for (uint8_t version : {uint8_t{0xC3}, uint8_t{0xE6}, uint8_t{0xEF}, uint8_t{0xF0}, uint8_t{0xFF}}) {
+    std::string r = ValidRecord();
+    r[0] = static_cast<char>(version);
+    Status s = RecordView::Validate(Span(r));
+    EXPECT_EQ(s.code(), StatusCode::kUnsupported) << s.ToString();
+    EXPECT_NE(s.message().find("version " + std::to_string(version)), std::string::npos) << s.ToString();
+  }
+  // A lead byte whose sequence is invalid (an overlong form, a bare lead, a
+  // continuation byte first, a surrogate) is not text either.
+  for (std::string bytes : {std::string("\xC0\x80 words"), std::string("\xE6 words"), std::string("\x80 words"),
+                            std::string("\xED\xA0\x80 words"), std::string("\xE6\x97")}) {
+    Status s = RecordView::Validate(Span(bytes));
+    EXPECT_EQ(s.code(), StatusCode::kUnsupported) << s.ToString();
+  }
+}
+
 TEST(RecordViewTest, DamagedAttributeBlockIsCorruption) {
   std::string r = ValidRecord();
   const size_t attr_start = 36 + 8;

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "base/little_endian.h"
+#include "base/utf8.h"
 #include "tokenfeed/record.h"
 
 namespace tokenfeed::record {
@@ -24,16 +25,44 @@ Status Truncated(size_t have, size_t need, std::string_view what) {
                             std::string(what) + ": the record is truncated or damaged");
 }
 
-// Raw text (a JSON object, a line of prose) where a token record was
-// expected: a printable first byte and no control bytes in the header's
-// span. A real header holds zero bytes (reserved), so it never looks so.
+// Length of the UTF-8 sequence that a lead byte of a multi-byte character
+// opens, or 0 for a byte that opens none (ASCII, a continuation byte, C0/C1,
+// F5..FF).
+size_t Utf8SequenceLength(uint8_t lead) {
+  if (lead >= 0xC2 && lead <= 0xDF) return 2;
+  if (lead >= 0xE0 && lead <= 0xEF) return 3;
+  if (lead >= 0xF0 && lead <= 0xF4) return 4;
+  return 0;
+}
+
+// The first character of text that starts `p`: its byte count, or 0 when
+// the bytes do not open with a printable ASCII character or a valid
+// multi-byte UTF-8 sequence (CJK, "É", a byte-order mark).
+size_t LeadingCharacterLength(const uint8_t* p, size_t n) {
+  if (p[0] >= 0x20 && p[0] < 0x7F) return 1;
+  const size_t len = Utf8SequenceLength(p[0]);
+  if (len == 0 || len > n) return 0;
+  return IsValidUtf8(std::string_view(reinterpret_cast<const char*>(p), len)) ? len : 0;
+}
+
+// Raw text (a JSON object, a line of prose in any script) where a token
+// record was expected: a printable or valid UTF-8 first character and no
+// control bytes in the header's span. A real header holds zero bytes
+// (reserved), so it never looks so, whatever its version byte.
 bool LooksLikeText(const uint8_t* p, size_t n) {
-  if (p[0] < 0x20 || p[0] >= 0x7F) return false;
+  if (LeadingCharacterLength(p, n) == 0) return false;
   const size_t k = n < f::kHeaderSize ? n : f::kHeaderSize;
   for (size_t i = 0; i < k; ++i) {
     if ((p[i] < 0x20 && p[i] != '\t' && p[i] != '\n' && p[i] != '\r') || p[i] == 0x7F) return false;
   }
   return true;
+}
+
+// How a message names the first character of text: quoted, except a
+// byte-order mark, which prints as nothing.
+std::string DescribeLeadingCharacter(const uint8_t* p, size_t n) {
+  if (n >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF) return "a UTF-8 byte-order mark";
+  return "'" + std::string(reinterpret_cast<const char*>(p), LeadingCharacterLength(p, n)) + "'";
 }
 
 }  // namespace
@@ -94,9 +123,9 @@ Result<RecordView> RecordView::Parse(std::span<const uint8_t> bytes) {
                               "tokenfeed record or are damaged");
   }
   if (version > f::kCurrentVersion && LooksLikeText(p, n)) {
-    return Status::InvalidArgument(std::string("not a token record: its bytes are text (starting with '") +
-                                   static_cast<char>(version) +
-                                   "'), as in a topic of raw documents; tokenfeed reads the token topics that "
+    return Status::InvalidArgument("not a token record: its bytes are text (starting with " +
+                                   DescribeLeadingCharacter(p, n) +
+                                   "), as in a topic of raw documents; tokenfeed reads the token topics that "
                                    "ingest and serve write (a raw topic is serve's --from)");
   }
   if (version > f::kCurrentVersion) {

@@ -115,15 +115,6 @@ class Service {
     TF_ASSIGN_OR_RETURN(kafka::ClientOptions to_client,
                         kafka::ClientOptionsForUri(o_.to_uri, {}, c.kafka_config_file, c.kafka_properties,
                                                    c.kafka_timeout, &to));
-    if (SortedBrokers(from) != SortedBrokers(to)) {
-      return Status::InvalidArgument("--from " + from.ToString() + " and --to " + to.ToString() +
-                                     " name different brokers: one Kafka transaction must cover the output "
-                                     "records and the input offsets, so both topics must be on one cluster "
-                                     "(give the same HOST:PORT list)");
-    }
-    if (from.topic == to.topic) {
-      return Status::InvalidArgument("--from and --to are the same topic '" + from.topic + "'");
-    }
     source_ = from.ToString();
     TF_ASSIGN_OR_RETURN(tokenizer_, Tokenizer::FromFile(o_.tokenizer_path));
     if (o_.add_bos) {
@@ -174,7 +165,6 @@ class Service {
 
     metrics_ = std::make_unique<ServeMetrics>(from.topic);
     if (o_.metrics_port >= 0) {
-      if (o_.metrics_port > 65535) return Status::InvalidArgument("--metrics-port must be 0..65535");
       ServeMetrics* m = metrics_.get();
       TF_ASSIGN_OR_RETURN(metrics_server_,
                           MetricsHttpServer::Start(o_.metrics_address, static_cast<uint16_t>(o_.metrics_port),
@@ -553,11 +543,37 @@ class Service {
 
 }  // namespace
 
-Status RunService(const ServeOptions& options, const std::atomic<bool>* stop) {
+Status CheckServeArguments(const ServeOptions& options) {
   if (options.from_uri.empty() || options.to_uri.empty()) {
     return Status::InvalidArgument("serve needs --from kafka://HOST:PORT/RAW and --to kafka://HOST:PORT/TOKENS");
   }
+  auto parse = [](const char* option, const std::string& uri) -> Result<kafka::KafkaUri> {
+    auto parsed = kafka::ParseKafkaUri(uri);
+    if (!parsed.ok()) return parsed.status().WithContext(option);
+    return parsed;
+  };
+  TF_ASSIGN_OR_RETURN(kafka::KafkaUri from, parse("--from", options.from_uri));
+  TF_ASSIGN_OR_RETURN(kafka::KafkaUri to, parse("--to", options.to_uri));
+  if (SortedBrokers(from) != SortedBrokers(to)) {
+    return Status::InvalidArgument("--from " + from.ToString() + " and --to " + to.ToString() +
+                                   " name different brokers: one Kafka transaction must cover the output "
+                                   "records and the input offsets, so both topics must be on one cluster "
+                                   "(give the same HOST:PORT list)");
+  }
+  if (from.topic == to.topic) {
+    return Status::InvalidArgument("--from and --to are the same topic '" + from.topic +
+                                   "': give --to a topic of its own for the token records");
+  }
   if (options.max_transaction_messages == 0) return Status::InvalidArgument("--max-transaction-messages must be positive");
+  if (options.metrics_port > 65535) {
+    return Status::InvalidArgument("--metrics-port " + std::to_string(options.metrics_port) +
+                                   " is not a port: give 0..65535 (0: any free port), or leave it out");
+  }
+  return Status::OK();
+}
+
+Status RunService(const ServeOptions& options, const std::atomic<bool>* stop) {
+  TF_RETURN_IF_ERROR(CheckServeArguments(options));
   return Service(options, stop).Run();
 }
 

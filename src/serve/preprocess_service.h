@@ -53,6 +53,13 @@ struct ServeOptions {
   std::function<void(const std::string&)> log;
 };
 
+// The checks of serve's arguments that need no cluster and no file: both
+// URIs given, Kafka URIs of one cluster (the same brokers) naming two
+// different topics, a positive max_transaction_messages and a metrics port
+// of at most 65535. InvalidArgument naming the option. RunService makes them
+// first; the command makes them to tell a wrong command line from a failure.
+Status CheckServeArguments(const ServeOptions& options);
+
 Status RunService(const ServeOptions& options, const std::atomic<bool>* stop);
 
 }  // namespace tokenfeed::serve

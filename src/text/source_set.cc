@@ -21,6 +21,7 @@ namespace fs = std::filesystem;
 
 struct Found {
   std::string path;
+  std::string resolved;  // ResolvedPath(path): the sort key
   uint64_t size = 0;
   dev_t device = 0;
   ino_t inode = 0;
@@ -37,6 +38,7 @@ Status StatFile(const std::string& path, Found* out) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0) return Status::FromErrno(errno, "cannot stat input", path);
   out->path = path;
+  out->resolved = ResolvedPath(path);
   out->size = static_cast<uint64_t>(st.st_size);
   out->device = st.st_dev;
   out->inode = st.st_ino;
@@ -124,6 +126,13 @@ Status CheckReadable(const std::string& path) {
 
 }  // namespace
 
+std::string ResolvedPath(const std::string& path) {
+  std::error_code ec;
+  fs::path p = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  if (ec) return fs::path(path).lexically_normal().string();
+  return p.string();
+}
+
 Result<ShardSpec> ShardSpec::Parse(std::string_view text) {
   auto bad = [&] {
     return Status::InvalidArgument("shard '" + std::string(text) +
@@ -151,7 +160,13 @@ Result<SourceSet> SourceSet::Expand(const std::vector<std::string>& specs, Shard
   std::vector<Found> found;
   for (const std::string& spec : specs) TF_RETURN_IF_ERROR(ExpandSpec(spec, &found));
 
-  std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) { return a.path < b.path; });
+  // By the resolved path, so that the order (and with it the documents'
+  // sequence numbers, the shards and an ingest's fingerprint) does not depend
+  // on how the inputs were named; the spelling only breaks a tie (two names
+  // that resolve alike, such as a link to a file beside it).
+  std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) {
+    return a.resolved != b.resolved ? a.resolved < b.resolved : a.path < b.path;
+  });
   std::set<std::pair<dev_t, ino_t>> seen;
   SourceSet set;
   set.shard_ = shard;

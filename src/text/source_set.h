@@ -1,8 +1,10 @@
 // SourceSet: the ordered, de-duplicated, sharded list of corpus files that
 // an ingest reads. Specs are files, directories (every non-hidden regular
 // file below, recursively) and globs (path_glob.h); the result is sorted by
-// the bytes of each path, whatever the order of the specs, so two runs over
-// the same tree see the same files in the same order. It opens no file for
+// the bytes of each file's resolved path (ResolvedPath), whatever the order
+// of the specs and however they are spelled (relative from any directory,
+// absolute, through a link), so two runs over the same tree see the same
+// files in the same order. Paths are kept as spelled. It opens no file for
 // reading beyond a readability check. An immutable value: share it freely.
 #pragma once
 
@@ -28,6 +30,11 @@ struct ShardSpec {
   bool Contains(uint64_t file_index) const { return file_index % count == index; }
 };
 
+// A path as the order compares it: absolute, with symbolic links and "." /
+// ".." resolved where the file exists (lexically normalised where it does
+// not), so that one file named in different ways is one path.
+std::string ResolvedPath(const std::string& path);
+
 struct SourceFile {
   std::string path;          // as it will appear in positions and messages (lexically normalised)
   uint64_t size_bytes = 0;   // on disk, at expansion time
@@ -41,7 +48,8 @@ class SourceSet {
   // neither a regular file nor a directory (a FIFO, a socket, a device: they
   // cannot be re-read on resume); IoError naming the file when a file of this
   // shard cannot be opened for reading. The same file reached twice (two
-  // specs, or two names of one inode) is kept once, under its first name.
+  // specs, or two names of one inode) is kept once, under the name that
+  // comes first in the order.
   static Result<SourceSet> Expand(const std::vector<std::string>& specs, ShardSpec shard = {});
 
   // A set from paths already known, in the order given (tests, tools).

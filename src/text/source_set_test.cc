@@ -51,6 +51,21 @@ TEST(SourceSetTest, OrderDoesNotDependOnSpecOrderAndRepeatsAreRemoved) {
   EXPECT_EQ(Relative(*a, dir), Relative(*b, dir));
 }
 
+TEST(SourceSetTest, OrderIsByResolvedPathNotBySpelling) {
+  TempDir dir;
+  dir.Write("m/a.jsonl", "1");
+  dir.Write("z/b.jsonl", "2");
+  // "link/b.jsonl" spells z/b.jsonl so that it sorts before "m/a.jsonl";
+  // resolved, it still comes after it.
+  ASSERT_EQ(::symlink(dir.Path("z").c_str(), dir.Path("link").c_str()), 0);
+  auto by_link = SourceSet::Expand({dir.Path("link/b.jsonl"), dir.Path("m/a.jsonl")});
+  auto direct = SourceSet::Expand({dir.Path("z/b.jsonl"), dir.Path("m/a.jsonl")});
+  ASSERT_TRUE(by_link.ok() && direct.ok());
+  EXPECT_EQ(Relative(*by_link, dir), (std::vector<std::string>{"m/a.jsonl", "link/b.jsonl"}));  // kept as spelled
+  EXPECT_EQ(Relative(*direct, dir), (std::vector<std::string>{"m/a.jsonl", "z/b.jsonl"}));
+  EXPECT_EQ(ResolvedPath(by_link->files()[1].path), ResolvedPath(direct->files()[1].path));
+}
+
 TEST(SourceSetTest, TwoNamesOfOneFileAreReadOnce) {
   TempDir dir;
   std::string target = dir.Write("d/real.jsonl", "x");

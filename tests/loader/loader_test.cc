@@ -434,6 +434,58 @@ TEST_F(LoaderTest, AnEmptySourceIsRefusedNamingIt) {
   EXPECT_FALSE(Drain(*l).empty());
 }
 
+// A topic of `docs` records that each hold no token (a valid record with an
+// empty id list, as a writer of empty documents would leave).
+std::string MakeTopicOfEmptyRecords(const ScopedTempDir& dir, const std::string& name, uint32_t docs) {
+  std::string uri = "log:" + dir.Join(name);
+  auto topic = log::Topic::Create(uri, log::TopicOptions{});
+  EXPECT_TRUE(topic.ok()) << topic.status().ToString();
+  auto writer = std::move((*topic)->OpenWriter(PartitionId(0))).value();
+  log::BatchBuilder batch;
+  std::string rec;
+  for (uint32_t d = 0; d < docs; ++d) {
+    record::RecordFields f;
+    f.source_path = "empty-documents";
+    f.doc_seq = d;
+    EXPECT_TRUE(record::EncodeRecord(f, std::vector<uint32_t>{}, &rec).ok());
+    batch.Add(rec);
+  }
+  EXPECT_TRUE(writer->Append(&batch).ok());
+  EXPECT_TRUE(writer->Close().ok());
+  return uri;
+}
+
+// A source whose records are all empty has records, so the loader is made;
+// its first read then fails naming it, alone or mixed with a good source,
+// with epochs or without end, instead of looping over empty windows.
+TEST_F(LoaderTest, ASourceWhoseRecordsHoldNoTokenIsAnErrorNamingIt) {
+  std::string full = MakeTopic(dir_, "full", 1, 300);
+  std::string hollow = MakeTopicOfEmptyRecords(dir_, "hollow", 200);
+  const std::vector<std::vector<LoaderSource>> cases = {{{hollow, 1}}, {{full, 1}, {hollow, 1}}};
+  for (const std::vector<LoaderSource>& sources : cases) {
+    for (uint32_t epochs : {0u, 1u}) {
+      LoaderOptions o = Opts(sources, 16, 2);
+      o.epochs = epochs;
+      auto l = Make(o);
+      ASSERT_NE(l, nullptr);
+      Status error;
+      for (int step = 0; step < 1000 && error.ok(); ++step) {
+        auto b = l->Next();
+        if (!b.ok()) {
+          error = b.status();
+        } else if (!*b) {
+          break;
+        }
+      }
+      SCOPED_TRACE(std::to_string(sources.size()) + " source(s), epochs " + std::to_string(epochs));
+      ASSERT_FALSE(error.ok()) << "the stream ended or ran on without an error";
+      EXPECT_EQ(error.code(), StatusCode::kInvalidArgument) << error.ToString();
+      EXPECT_NE(error.message().find("source " + hollow + " holds no token"), std::string::npos) << error.ToString();
+      EXPECT_EQ(error.message().find(full), std::string::npos) << error.ToString();
+    }
+  }
+}
+
 // epochs=N with mixing: the stream ends when every source has completed N
 // passes; a source that finishes first is read again (reshuffled), so the
 // weights hold to the end; metrics name the source that ended it.
@@ -621,6 +673,21 @@ TEST_F(LoaderTest, ABatchOf2To31TokensIsRefused) {
   named = Opts({{uri, 1}}, 16, 2);
   named.memory_budget_bytes = 0;
   EXPECT_NE(ValidateLoaderOptions(named).message().find("memory_budget_bytes"), std::string::npos);
+}
+
+// The limits live in one table that ValidateLoaderOptions and the Python
+// binding both read, worded once.
+TEST(LoaderOptionRangeTest, OneTableAndOneWordingForTheLimits) {
+  const std::optional<LoaderOptionRange> seq_len = FindLoaderOptionRange("seq_len");
+  ASSERT_TRUE(seq_len.has_value());
+  EXPECT_EQ(seq_len->lo, 1u);
+  EXPECT_EQ(seq_len->hi, uint64_t{1} << 24);
+  EXPECT_FALSE(FindLoaderOptionRange("rank").has_value());  // its limit is world_size, checked on its own
+  Status s = LoaderOptionOutOfRange("seq_len", *seq_len, "1099511627776");
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), "seq_len must be between 1 and 16777216, not 1099511627776");
+  LoaderOptions o = Opts({{"log:/nowhere", 1}}, 0, 2);
+  EXPECT_EQ(ValidateLoaderOptions(o).message(), "seq_len must be between 1 and 16777216, not 0");
 }
 
 // In a child process: 0 when a loader whose batch cannot be allocated under
