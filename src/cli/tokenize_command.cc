@@ -197,7 +197,7 @@ Status RunTokenize(const TokenizeOptions& opts) {
             errors[i] = text.status();
             continue;
           }
-          errors[i] = RunGuarded("", [&] { return tokenizer->Encode(*text, &ids[i], eopts); });
+          errors[i] = tokenizer->Encode(*text, &ids[i], eopts);  // reports what it throws as a Status
         }
       };
       // A worker's failure outside one line's encoding (out of memory reading
