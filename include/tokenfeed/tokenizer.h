@@ -7,6 +7,7 @@
 // called from many threads at once (each thread keeps its own small cache).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -42,6 +43,10 @@ struct EncodeOptions {
   // encode_special_tokens). Off by default, as in the reference.
   bool split_special_tokens = false;
   Utf8Policy utf8 = Utf8Policy::kReplace;
+  // EncodeBatch looks at it between texts: once it is true, the call ends
+  // with Aborted, the texts not yet encoded left empty (a stop request need
+  // not wait for a batch of slow texts). Null: never.
+  const std::atomic<bool>* stop = nullptr;
 };
 
 struct DecodeOptions {

@@ -126,6 +126,7 @@ class Service {
       eos_ = *tokenizer_->eos_id();
     }
     encode_options_.split_special_tokens = !o_.keep_special_tokens;
+    encode_options_.stop = stop_;  // a stop request ends a batch of slow texts early
     TF_ASSIGN_OR_RETURN(cleaner_, text::Cleaner::Create(o_.clean));
     if (const kafka::ConfigEntry* m = client.config.Find("message.max.bytes")) {
       if (auto n = ParseBytes(m->value)) max_record_bytes_ = *n;

@@ -194,6 +194,7 @@ Status TokenizerImpl::EncodeBatch(std::span<const std::string_view> texts, std::
   std::atomic<size_t> next{0};
   // The failure of the first failing text (by index); later texts still run,
   // so that which one is reported does not depend on the threads' timing.
+  std::atomic<bool> stopped{false};
   std::mutex failure_mu;
   size_t failed_index = texts.size();
   Status failure;
@@ -214,12 +215,17 @@ Status TokenizerImpl::EncodeBatch(std::span<const std::string_view> texts, std::
       if (begin >= texts.size()) return Status::OK();
       size_t end = std::min(texts.size(), begin + kChunk);
       for (size_t i = begin; i < end; ++i) {
+        if (options.stop != nullptr && options.stop->load(std::memory_order_relaxed)) {
+          stopped.store(true);
+          return Status::OK();
+        }
         // EncodeWith catches what encoding throws (no allocation per text here).
         Status s = EncodeWith(texts[i], options, scratch, &(*out)[i]);
         if (!s.ok()) fail(i, std::move(s));
       }
     }
   });
+  if (stopped.load()) return Status::Aborted("encoding a batch of " + std::to_string(texts.size()) + " texts: stopped");
   if (failed_index < texts.size()) return failure.WithContext("text " + std::to_string(failed_index));
   return pool;
 }
