@@ -155,7 +155,8 @@ Result<RecoveredPartition> RecoverPartition(FileSystem* fs, const PartitionLayou
         return Status::Corruption(
             layout.Label() + ": " + what + ". That is damage, not a torn write, so the writer will not open. Keep a "
             "copy of the segment, then restore the partition from a copy, or let the writer set the damaged bytes "
-            "aside and go on (WriterOptions::discard_after_damage; by hand: cp '" + reader->path() + "' '" +
+            "aside and go on (tokenfeed ingest --discard-after-damage, WriterOptions::discard_after_damage; by "
+            "hand: cp '" + reader->path() + "' '" +
             reader->path() + ".damaged' && truncate -s " + Num(scan.position) + " '" + reader->path() +
             "' && rm '" + layout.RecoveryPointPath() + "'), which loses every record from offset " +
             ToString(scan.offset) + " on (docs/log_format.md, \"Damage: what happens and how to choose\")");
@@ -170,10 +171,10 @@ Result<RecoveredPartition> RecoverPartition(FileSystem* fs, const PartitionLayou
     if (synced && scan.position < *synced) {
       // The recovery point must not claim more than the segment will hold
       // from now on, before the cut makes it so.
-      RecoveryPointWriter point;
-      TF_RETURN_IF_ERROR(point.Start(fs, layout.RecoveryPointPath(), {out.active_base, scan.position})
+      RecoveryPointWriter lowered;
+      TF_RETURN_IF_ERROR(lowered.Start(fs, layout.RecoveryPointPath(), {out.active_base, scan.position})
                              .WithContext(layout.Label()));
-      point.Close();
+      lowered.Close();
     }
   }
   if (scan.position < file_size) {
