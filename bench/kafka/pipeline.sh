@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# tokenfeed's Kafka pipeline beside the seed's (docs/kafka.md, "Benchmarks"),
+# tokenfeed's Kafka pipeline beside the baseline's (docs/kafka.md, "Benchmarks"),
 # on a private single-node broker that this script starts and stops, and the
 # corpus in $TOKENFEED_BENCH_CORPUS (default /work/shared/corpus, *.jsonl):
-#   1. producing: `tokenfeed ingest` vs the seed's Python producer
+#   1. producing: `tokenfeed ingest` vs the baseline's Python producer
 #      (transformers AutoTokenizer + confluent-kafka + JSON values),
 #      documents and tokens per second and per CPU second;
 #   2. bytes on disk (the partitions' .log files) and on the wire (what a
 #      consumer receives, from librdkafka's statistics) per compression and
-#      for the seed's JSON;
+#      for the baseline's JSON;
 #   3. consuming: tokenfeed's cursor (cursor_read), kcat -C and confluent-kafka
 #      in Python, over COPIES copies of the corpus ingested to one topic per
-#      compression; the seed's JSON reader over its own topic.
+#      compression; the baseline's JSON reader over its own topic.
 #   bench/kafka/pipeline.sh [PRODUCE_COPIES [COPIES]]      (default 4 and 8)
 # Copies (real files: the ingest reads a file only once, by inode) amortize
 # the start-up (loading the tokenizer, connecting) over enough documents.
@@ -97,19 +97,19 @@ for comp in lz4 none zstd; do
   prow "tokenfeed ingest --threads 1" "$d" "$t" "$w" "$c" "$comp"
   tf_cpu_docs[$comp]="$(awk -v d="$d" -v c="$c" 'BEGIN{print d/c}')"
 done
-declare -A seed_cpu_docs
+declare -A baseline_cpu_docs
 for comp in none lz4; do
-  read -r w c < <(timed "${pin[@]}" "$py" "$root/bench/kafka/seed_producer.py" --bootstrap "$bootstrap" \
-    --topic "seed-$comp" --partitions 4 --max-message-bytes 16777216 --compression "$comp" \
+  read -r w c < <(timed "${pin[@]}" "$py" "$root/bench/kafka/baseline_producer.py" --bootstrap "$bootstrap" \
+    --topic "baseline-$comp" --partitions 4 --max-message-bytes 16777216 --compression "$comp" \
     --tokenizer-dir "$tokdir" "${produce_inputs[@]}")
   # The script's own numbers exclude its start-up; the process's are used, as for tokenfeed.
   d="$(field documents)"; t="$(field tokens)"
-  prow "seed (transformers + confluent-kafka, JSON)" "$d" "$t" "$w" "$c" "$comp"
-  seed_cpu_docs[$comp]="$(awk -v d="$d" -v c="$c" 'BEGIN{print d/c}')"
+  prow "baseline (transformers + confluent-kafka, JSON)" "$d" "$t" "$w" "$c" "$comp"
+  baseline_cpu_docs[$comp]="$(awk -v d="$d" -v c="$c" 'BEGIN{print d/c}')"
 done
 echo
-awk -v a="${tf_cpu_docs[lz4]}" -v b="${seed_cpu_docs[none]}" -v c="${tf_cpu_docs[none]}" -v e="${seed_cpu_docs[lz4]}" \
-  'BEGIN{printf "Documents per CPU second, tokenfeed / seed: %.1fx (tokenfeed lz4 vs the seed as written, no compression), %.1fx (both uncompressed), %.1fx (both lz4)\n", a/b, c/b, a/e}'
+awk -v a="${tf_cpu_docs[lz4]}" -v b="${baseline_cpu_docs[none]}" -v c="${tf_cpu_docs[none]}" -v e="${baseline_cpu_docs[lz4]}" \
+  'BEGIN{printf "Documents per CPU second, tokenfeed / baseline: %.1fx (tokenfeed lz4 vs the baseline as written, no compression), %.1fx (both uncompressed), %.1fx (both lz4)\n", a/b, c/b, a/e}'
 echo
 
 echo "## Bytes: the topics above ($produce_copies copies of the corpus), per compression"
@@ -118,9 +118,9 @@ echo "| topic | compression | records | on disk (MB) | on the wire (MB) | bytes 
 echo "|---|---|---:|---:|---:|---:|"
 tokens_produced="$(stat tokens_written)"
 for comp in snappy gzip; do ingest "tf-$comp" "$comp" "${produce_inputs[@]}" >/dev/null; done
-for t in tf-none tf-lz4 tf-zstd tf-snappy tf-gzip seed-none seed-lz4; do
+for t in tf-none tf-lz4 tf-zstd tf-snappy tf-gzip baseline-none baseline-lz4; do
   disk="$(log_bytes "$t")"; wire="$(wire_bytes "$t")"; n="$(field records)"
-  what="tokenfeed records"; [[ "$t" == seed-* ]] && what="seed JSON"
+  what="tokenfeed records"; [[ "$t" == baseline-* ]] && what="baseline JSON"
   awk -v what="$what" -v comp="${t#*-}" -v n="$n" -v d="$disk" -v w="$wire" -v tok="$tokens_produced" \
     'BEGIN{printf "| %s | %s | %d | %.1f | %.1f | %.2f |\n", what, comp, n, d/1e6, w/1e6, d/tok}'
 done
@@ -151,13 +151,13 @@ for comp in lz4 zstd none; do
   crow "confluent-kafka Python (bytes only)" "big-$comp" "$(field records)" "$(field bytes)" "$w" "$c"
 done
 read -r w c < <(best "${pin[@]}" "$py" "$root/bench/kafka/python_consumer.py" --bootstrap "$bootstrap" \
-  --topic seed-none --decode json)
-crow "seed reader: confluent-kafka + json.loads" "seed-none ($produce_copies copies)" "$(field records)" "$(field bytes)" "$w" "$c"
-seed_tokens_per_cpu="$(awk -v t="$(field tokens)" -v c="$c" 'BEGIN{print t/c}')"
+  --topic baseline-none --decode json)
+crow "baseline reader: confluent-kafka + json.loads" "baseline-none ($produce_copies copies)" "$(field records)" "$(field bytes)" "$w" "$c"
+baseline_tokens_per_cpu="$(awk -v t="$(field tokens)" -v c="$c" 'BEGIN{print t/c}')"
 read -r w c < <(best "${pin[@]}" "$cursor" "kafka://$bootstrap/big-lz4" --parse)
 echo
-awk -v a="$(field tokens)" -v c="$c" -v s="$seed_tokens_per_cpu" \
-  'BEGIN{printf "Tokens per CPU second read and parsed: tokenfeed cursor (lz4) %.0f M, seed JSON reader %.1f M: %.0fx\n", a/c/1e6, s/1e6, a/c/s}'
+awk -v a="$(field tokens)" -v c="$c" -v s="$baseline_tokens_per_cpu" \
+  'BEGIN{printf "Tokens per CPU second read and parsed: tokenfeed cursor (lz4) %.0f M, baseline JSON reader %.1f M: %.0fx\n", a/c/1e6, s/1e6, a/c/s}'
 echo
 echo "Machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); librdkafka $(pkg-config --modversion rdkafka) (tokenfeed, kcat); confluent-kafka $("$py" -c 'import importlib.metadata as m, confluent_kafka as c; print(m.version("confluent-kafka"), "with librdkafka", c.libversion()[0])'); transformers $("$py" -c 'import transformers; print(transformers.__version__)' 2>/dev/null)"
 [ ${#pin[@]} -gt 0 ] && echo "Pinned: broker on CPU 0, clients on CPU 1."

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Reads a whole topic with confluent-kafka, as a Python training reader would.
 
---decode json: the seed's consumer: json.loads each value and builds the
+--decode json: the baseline's consumer: json.loads each value and builds the
 input_ids list (the article then makes tensors of it); --decode none: only
 touches the bytes (what kcat does). Explicit partitions from the beginning,
 no group commits, read to the end. Prints one line:

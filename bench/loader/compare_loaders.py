@@ -4,10 +4,10 @@
 - memmap: a torch DataLoader over a numpy memmap of the same tokens, one
   random seq_len+1 window per sample (the Megatron-style baseline), with 0
   and 2 worker processes.
-- seed (with --kafka BOOTSTRAP): the KafkaDataset of the article this project
+- baseline (with --kafka BOOTSTRAP): the KafkaDataset of the article this project
   started from -- JSON values, a torch.tensor per sample, DataLoader(batch_size=8)
   -- reading a topic of JSON messages; and TokenDataset over a kafka:// topic
-  of token records of the same documents. The seed's samples have different
+  of token records of the same documents. The baseline's samples have different
   lengths, which DataLoader cannot stack: they are cut or padded to seq_len.
 
 Reports tokens/s and the ratio (tokenfeed first), the time to the first batch,

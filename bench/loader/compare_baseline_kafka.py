@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""TokenDataset over Kafka vs the seed's KafkaDataset, on the same broker and tokens.
+"""TokenDataset over Kafka vs the baseline's KafkaDataset, on the same broker and tokens.
 
-The seed (the article this project started from) stores each document as a JSON
+The baseline (the pipeline of the article this project started from) stores each document as a JSON
 message {"input_ids": [...], "attention_mask": [...]} (ids cut to 2048), reads
 it with a consumer group, json.loads each message, makes a torch.tensor per
 sample, and batches with DataLoader(batch_size=8). Its samples have different
@@ -10,20 +10,20 @@ seq_len (the smallest change that lets it run). tokenfeed reads token records
 of the same documents (tokenfeed ingest) with TokenDataset.
 
 Both read the whole topic once (the corpus --copies times), so that neither
-wraps around: TokenDataset with epochs=1 to its end, the seed for as many
-batches as its topic holds documents, less 200 documents (the seed's buffer
+wraps around: TokenDataset with epochs=1 to its end, the baseline for as many
+batches as its topic holds documents, less 200 documents (the baseline's buffer
 waits, forever, for 100 more messages at the end of a topic). The first 20
-batches of each (connecting, joining the group) are not timed. The seed's
+batches of each (connecting, joining the group) are not timed. The baseline's
 tokens are its real ones (the attention mask's sum), not its padding.
 
 --epochs N has TokenDataset read its topic N times, for a timing longer
 than the second one pass takes; --compression sets its topic's producer
-compression (lz4 by default, as the ingest's; the seed's producer, as
+compression (lz4 by default, as the ingest's; the baseline's producer, as
 written, compresses nothing).
 
 Starts a private broker with scripts/kafka-local (or uses --bootstrap).
 
-    .venv/bin/python bench/loader/compare_seed_kafka.py [--corpus DIR] [--copies N] [--epochs N]
+    .venv/bin/python bench/loader/compare_baseline_kafka.py [--corpus DIR] [--copies N] [--epochs N]
         [--compression lz4|zstd|none] [--block-records N]
 """
 
@@ -46,7 +46,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 TOKENIZER = ROOT / ".cache" / "tokenizers" / "deepseek_v3" / "tokenizer.json"
 
 
-class SeedKafkaDataset(Dataset):
+class BaselineKafkaDataset(Dataset):
     """The article's KafkaDataset, as written (group id, 1 s polls, a buffer)."""
 
     def __init__(self, topic, bootstrap_servers):
@@ -129,22 +129,22 @@ def main() -> None:
                             "--input", str(src), "--to", f"kafka://{bootstrap}/tf", "--partitions", "4",
                             "--no-dedup", "--progress", "never", "--compression", args.compression],
                            check=True, capture_output=True)
-            # seed: the same ids as JSON messages (cut to 2048 as its producer does)
+            # baseline: the same ids as JSON messages (cut to 2048 as its producer does)
             tok = tokenfeed.Tokenizer.from_file(str(TOKENIZER))
             from confluent_kafka.admin import AdminClient, NewTopic
             admin = AdminClient({"bootstrap.servers": bootstrap})
-            for fut in admin.create_topics([NewTopic("seed", num_partitions=4, replication_factor=1)]).values():
+            for fut in admin.create_topics([NewTopic("baseline", num_partitions=4, replication_factor=1)]).values():
                 fut.result()
             failures = []
             p = Producer({"bootstrap.servers": bootstrap, "message.max.bytes": 16 << 20, "linger.ms": 20})
             for ids in tok.encode_batch(docs):
                 ids = ids[:2048]
-                p.produce("seed", json.dumps({"input_ids": ids, "attention_mask": [1] * len(ids)}),
+                p.produce("baseline", json.dumps({"input_ids": ids, "attention_mask": [1] * len(ids)}),
                           on_delivery=lambda err, msg: err and failures.append(err))
                 p.poll(0)
             p.flush()
             if failures:
-                raise SystemExit(f"{len(failures)} seed messages failed: {failures[0]}")
+                raise SystemExit(f"{len(failures)} baseline messages failed: {failures[0]}")
 
             def measure(iterable, count_tokens, limit=None, warmup=20):
                 # The first batches (connecting, joining the group) are not timed.
@@ -164,8 +164,10 @@ def main() -> None:
                                         epochs=args.epochs, block_records=args.block_records, shuffle=True,
                                         kafka_properties=args.kafka_property)
             tf_rate, tf_n, tf_tokens = measure(ds, lambda b: int(b["tokens"]))
-            seed = DataLoader(SeedKafkaDataset("seed", bootstrap), batch_size=8, collate_fn=collate_to(args.seq_len))
-            seed_rate, seed_n, seed_tokens = measure(seed, lambda b: int(b[1].sum()), limit=(len(docs) - 200) // 8)
+            baseline = DataLoader(BaselineKafkaDataset("baseline", bootstrap), batch_size=8,
+                                  collate_fn=collate_to(args.seq_len))
+            baseline_rate, baseline_n, baseline_tokens = measure(baseline, lambda b: int(b[1].sum()),
+                                                                 limit=(len(docs) - 200) // 8)
         finally:
             if not args.bootstrap:
                 subprocess.run([str(ROOT / "scripts" / "kafka-local"), "--dir", str(state), "stop"],
@@ -174,12 +176,12 @@ def main() -> None:
           f"timed after 20 warm-up batches; tokenfeed's topic {args.compression}, read {args.epochs} time(s), "
           f"blocks of {args.block_records or 'the default'} records: "
           f"tokenfeed {tf_n} batches ({tf_tokens / 1e6:.1f} M tokens timed), "
-          f"seed {seed_n} batches ({seed_tokens / 1e6:.1f} M tokens timed)")
+          f"baseline {baseline_n} batches ({baseline_tokens / 1e6:.1f} M tokens timed)")
     print("| loader | tokens/s | tokenfeed / it |")
     print("|---|---:|---:|")
     print(f"| tokenfeed TokenDataset (kafka://, packed) | {tf_rate / 1e6:.2f} M | 1.0x |")
-    print(f"| seed KafkaDataset (JSON, tensor per sample, DataLoader(batch_size=8)) | {seed_rate / 1e6:.3f} M | "
-          f"{tf_rate / seed_rate:.0f}x |")
+    print(f"| baseline KafkaDataset (JSON, tensor per sample, DataLoader(batch_size=8)) | {baseline_rate / 1e6:.3f} M | "
+          f"{tf_rate / baseline_rate:.0f}x |")
 
 
 if __name__ == "__main__":

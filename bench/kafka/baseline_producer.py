@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
-"""The seed's producer, as its article writes it, for side-by-side numbers.
+"""The baseline's producer, as its article writes it, for side-by-side numbers.
 
 transformers' AutoTokenizer (loaded offline from a directory holding
 tokenizer.json) encodes each document, and confluent-kafka produces one JSON
 value per document, {"input_ids": [...], "attention_mask": [...]}, to the
 topic. Unlike the article it does not truncate to 2048 tokens (--truncate N
 restores that), so both sides produce the same tokens. Prints one line:
-`seed-producer documents=N tokens=T bytes=B wall_s=W cpu_s=C` (CPU: this
+`baseline-producer documents=N tokens=T bytes=B wall_s=W cpu_s=C` (CPU: this
 process, librdkafka's threads included).
 
-  seed_producer.py --bootstrap B --topic T --tokenizer-dir DIR [--compression C]
+  baseline_producer.py --bootstrap B --topic T --tokenizer-dir DIR [--compression C]
                    [--partitions N] [--max-message-bytes M] FILE.jsonl...
 """
 
@@ -80,8 +80,8 @@ def main():
                 value_bytes += len(value)
     producer.flush()
     if failed:
-        sys.exit(f"seed_producer: {len(failed)} records failed, first: {failed[0]}")
-    print(f"seed-producer documents={documents} tokens={tokens} bytes={value_bytes} "
+        sys.exit(f"baseline_producer: {len(failed)} records failed, first: {failed[0]}")
+    print(f"baseline-producer documents={documents} tokens={tokens} bytes={value_bytes} "
           f"wall_s={time.monotonic() - started:.3f} cpu_s={cpu_seconds() - cpu0:.3f}")
 
 
