@@ -21,9 +21,11 @@ using simdjson::dom::element_type;
 using simdjson::dom::object;
 namespace tk = tokenfeed::tokenizer;
 
-class Loader {
+// Reads a tokenizer.json document into a Tokenizer, naming the JSON path of
+// whatever it refuses.
+class TokenizerJsonParser {
  public:
-  Loader(std::string_view origin, const TokenizerOptions& options) : origin_(origin), options_(options) {}
+  TokenizerJsonParser(std::string_view origin, const TokenizerOptions& options) : origin_(origin), options_(options) {}
 
   Result<std::shared_ptr<const Tokenizer>> Load(std::string_view json) {
     simdjson::dom::parser parser;
@@ -489,7 +491,7 @@ class Loader {
 
 Result<std::shared_ptr<const Tokenizer>> Tokenizer::FromJson(std::string_view json, std::string_view origin,
                                                               const TokenizerOptions& options) {
-  return Loader(origin, options).Load(json);
+  return TokenizerJsonParser(origin, options).Load(json);
 }
 
 Result<std::shared_ptr<const Tokenizer>> Tokenizer::FromFile(const std::string& path,
