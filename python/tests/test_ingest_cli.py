@@ -505,3 +505,16 @@ def test_what_recovery_repaired_is_reported_and_damage_is_the_users_choice(tmp_p
     assert os.path.exists(kept) and ".damaged-" in kept
     recs = records(f"log:{tmp_path}/t")
     assert sorted(x["doc_seq"] for x in recs) == list(range(1500))
+
+
+def test_a_rejects_file_that_cannot_be_written_fails_the_run(tmp_path):
+    # Before, the writes to the rejects file were not checked: a full disk
+    # lost the rejects without a word.
+    d = tmp_path / "in"
+    d.mkdir()
+    (d / "a.jsonl").write_text('{"text": "kept"}\n{"other": 1}\n{"text": "also kept"}\n')
+    r = ingest(tmp_path, [d], "t", "--rejects", "/dev/full", check=False)
+    assert r.returncode == 1, r.stderr
+    assert "cannot write the rejects file" in r.stderr and "/dev/full" in r.stderr, r.stderr
+    # The documents were written; the run is reported as failed, not complete.
+    assert len(records(f"log:{tmp_path}/t")) == 2

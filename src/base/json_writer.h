@@ -1,6 +1,8 @@
 // JsonWriter: appends compact JSON to a string, escaping as RFC 8259 asks
-// (UTF-8 passes through; control characters become \u00XX). For the CLI's
-// machine-readable output (the CLI, the ingest statistics). Not validating: callers pair Begin/End and keys.
+// (UTF-8 passes through, invalid UTF-8 becomes U+FFFD, control characters
+// become escapes). The one JSON writer of the project's own output: the CLI's
+// machine-readable output, the ingest statistics, the rejects file. Not
+// validating: callers pair Begin/End and keys. Not thread-safe; one per output.
 #pragma once
 
 #include <charconv>
@@ -8,6 +10,8 @@
 #include <cstdio>
 #include <string>
 #include <string_view>
+
+#include "base/utf8.h"
 
 namespace tokenfeed {
 
@@ -52,23 +56,36 @@ class JsonWriter {
     if (!first_) out_->push_back(',');
     first_ = false;
   }
+  // Always valid JSON: invalid UTF-8 is written as U+FFFD (the text may be a
+  // path or a document's bytes), control characters and DEL as escapes.
   void Quote(std::string_view s) {
+    if (FindInvalidUtf8(s) != std::string_view::npos) {
+      std::string valid;
+      AppendRepairedUtf8(s, &valid);
+      QuoteValid(valid);
+    } else {
+      QuoteValid(s);
+    }
+  }
+  void QuoteValid(std::string_view s) {
+    static constexpr char kHex[] = "0123456789abcdef";
     out_->push_back('"');
     for (char c : s) {
-      unsigned char u = static_cast<unsigned char>(c);
-      if (c == '"' || c == '\\') {
-        out_->push_back('\\');
-        out_->push_back(c);
-      } else if (c == '\n') {
-        out_->append("\\n");
-      } else if (c == '\t') {
-        out_->append("\\t");
-      } else if (u < 0x20) {
-        char buf[8];
-        std::snprintf(buf, sizeof(buf), "\\u%04x", u);
-        out_->append(buf);
-      } else {
-        out_->push_back(c);
+      const auto u = static_cast<unsigned char>(c);
+      switch (c) {
+        case '"': out_->append("\\\""); break;
+        case '\\': out_->append("\\\\"); break;
+        case '\n': out_->append("\\n"); break;
+        case '\r': out_->append("\\r"); break;
+        case '\t': out_->append("\\t"); break;
+        default:
+          if (u < 0x20 || u == 0x7F) {
+            out_->append("\\u00");
+            out_->push_back(kHex[u >> 4]);
+            out_->push_back(kHex[u & 15]);
+          } else {
+            out_->push_back(c);
+          }
       }
     }
     out_->push_back('"');

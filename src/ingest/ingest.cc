@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -26,6 +27,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "base/json_writer.h"
 #include "base/thread_guard.h"
 #include "ingest/progress_reporter.h"
 #include "ingest/record_attributes.h"
@@ -276,14 +278,22 @@ class Ingest {
     if (write_status.ok() && !worker_status_.ok()) write_status = worker_status_;
     Status close_status = writer_->Close();
     progress_->Finish();
-    if (rejects_) std::fclose(rejects_);
+    if (rejects_) {
+      if (std::fclose(rejects_) != 0 && rejects_status_.ok()) {
+        rejects_status_ = Status::FromErrno(errno, "cannot write the rejects file", o_.rejects_path);
+      }
+      rejects_ = nullptr;
+    }
 
     // The reader's counters are final once it has been joined.
     stats_.cleaning = cleaning_;
     stats_.documents_read = documents_read_;
     stats_.documents_skipped = skipped_;
     stats_.seconds = std::chrono::duration<double>(Clock::now() - started).count();
-    Status failed = !write_status.ok() ? write_status : !reader_status_.ok() ? reader_status_ : close_status;
+    Status failed = !write_status.ok()    ? write_status
+                    : !reader_status_.ok() ? reader_status_
+                    : !close_status.ok()   ? close_status
+                                           : rejects_status_;
     // Written however the run ended, so that a stopped run is accounted for.
     if (!o_.stats_json_path.empty()) {
       std::ofstream out(o_.stats_json_path);
@@ -443,7 +453,7 @@ class Ingest {
     if (rejects_) {
       line_.clear();
       text::AppendRejectJsonLine(r, &line_);
-      std::fwrite(line_.data(), 1, line_.size(), rejects_);
+      WriteRejectLine();
     }
     if (!o_.strict) return false;
     stats_.stopped_by_strict = "--strict: " + std::string(r.path) + ":" + std::to_string(r.line) + ": " +
@@ -465,14 +475,19 @@ class Ingest {
 
   void WriteFileReject(const std::string& message) {
     if (!rejects_) return;
-    line_ = "{\"reason\":\"incomplete_file\",\"message\":\"";
-    for (char ch : message) {
-      if (ch == '"' || ch == '\\') line_.push_back('\\');
-      if (static_cast<unsigned char>(ch) < 0x20) continue;
-      line_.push_back(ch);
+    line_.clear();
+    JsonWriter j(&line_);
+    j.BeginObject().Key("reason").String("incomplete_file").Key("message").String(message).EndObject();
+    line_.push_back('\n');
+    WriteRejectLine();
+  }
+
+  // Every write to the rejects file is checked: a file that could not be
+  // written whole fails the run (after the documents), naming the file.
+  void WriteRejectLine() {
+    if (rejects_status_.ok() && std::fwrite(line_.data(), 1, line_.size(), rejects_) != line_.size()) {
+      rejects_status_ = Status::FromErrno(errno, "cannot write the rejects file", o_.rejects_path);
     }
-    line_ += "\"}\n";
-    std::fwrite(line_.data(), 1, line_.size(), rejects_);
   }
 
   // ---- worker threads
@@ -569,6 +584,7 @@ class Ingest {
   std::FILE* rejects_ = nullptr;
   std::string line_;
   Status reader_status_;
+  Status rejects_status_;  // written by the reader thread, read after it is joined
   std::mutex worker_mu_;
   Status worker_status_;  // the first failure of a worker thread
   uint64_t chunks_made_ = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "base/json_writer.h"
 #include "base/utf8.h"
 #include "text/json_text_field.h"
 #include "text/line_window.h"
@@ -28,32 +29,6 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   return true;
 }
 
-void AppendJsonString(std::string_view raw, std::string* out) {
-  std::string valid;
-  AppendRepairedUtf8(raw, &valid);  // the rejects file must stay valid JSON whatever the path holds
-  static constexpr char kHex[] = "0123456789abcdef";
-  out->push_back('"');
-  for (char c : valid) {
-    auto u = static_cast<unsigned char>(c);
-    switch (c) {
-      case '"': out->append("\\\""); break;
-      case '\\': out->append("\\\\"); break;
-      case '\n': out->append("\\n"); break;
-      case '\r': out->append("\\r"); break;
-      case '\t': out->append("\\t"); break;
-      default:
-        if (u < 0x20 || u == 0x7F) {
-          out->append("\\u00");
-          out->push_back(kHex[u >> 4]);
-          out->push_back(kHex[u & 15]);
-        } else {
-          out->push_back(c);
-        }
-    }
-  }
-  out->push_back('"');
-}
-
 }  // namespace
 
 Result<InputFormat> ParseInputFormat(std::string_view name) {
@@ -77,14 +52,15 @@ Result<Utf8Policy> ParseUtf8Policy(std::string_view name) {
 }
 
 void AppendRejectJsonLine(const Reject& reject, std::string* out) {
-  out->append("{\"file\":");
-  AppendJsonString(reject.path, out);
-  out->append(",\"line\":").append(std::to_string(reject.line));
-  out->append(",\"offset\":").append(std::to_string(reject.byte_offset));
-  out->append(",\"reason\":\"").append(DropReasonName(reject.reason)).append("\"");
-  out->append(",\"message\":");
-  AppendJsonString(reject.message, out);
-  out->append("}\n");
+  JsonWriter j(out);
+  j.BeginObject();
+  j.Key("file").String(reject.path);
+  j.Key("line").Uint(reject.line);
+  j.Key("offset").Uint(reject.byte_offset);
+  j.Key("reason").String(DropReasonName(reject.reason));
+  j.Key("message").String(reject.message);
+  j.EndObject();
+  out->push_back('\n');
 }
 
 class DocumentReader::FileState {
