@@ -153,13 +153,11 @@ Result<uint64_t> HashFile(const std::string& path) {
 }
 
 // Everything that changes which records the run writes, and where.
-// `as_given`: the paths as spelled, as versions before ComparablePath
-// fingerprinted them (accepted on resume, so their topics still resume).
 std::string Fingerprint(const IngestOptions& o, uint64_t tokenizer_hash, const text::SourceSet& sources,
-                        uint32_t partitions, bool as_given = false) {
+                        uint32_t partitions) {
   std::string s = "tokenfeed-ingest-v1\n" + Hex64(tokenizer_hash) + "\n";
   // The same files however they were named (relative, absolute, a link).
-  for (const auto& f : sources.files()) s += (as_given ? f.path : ComparablePath(f.path)) + "\n";
+  for (const auto& f : sources.files()) s += ComparablePath(f.path) + "\n";
   auto add = [&](auto v) { s += std::to_string(v) + ","; };
   add(o.add_bos);
   add(o.add_eos);
@@ -213,8 +211,7 @@ class Ingest {
     stats_.recovered = writer_->RecoveryNotes();
     owned_ = owned;
     fingerprint_ = Fingerprint(o_, tokenizer_hash, sources_, writer_->partition_count());
-    const std::string earlier = Fingerprint(o_, tokenizer_hash, sources_, writer_->partition_count(), true);
-    TF_ASSIGN_OR_RETURN(plan_, PlanResume(*writer_, owned_, {fingerprint_, earlier}, sources_));
+    TF_ASSIGN_OR_RETURN(plan_, PlanResume(*writer_, owned_, {fingerprint_}, sources_));
     stats_.resumed = !plan_.fresh;
     stats_.files = sources_.files().size();
 
