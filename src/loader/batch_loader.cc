@@ -22,6 +22,7 @@
 #include <xxhash.h>
 
 #include "loader/loader_state.h"
+#include "loader/source_mixer.h"
 #include "loader/source_stream.h"
 #include "tokenfeed/loader.h"
 
@@ -32,33 +33,9 @@ using loader::LoaderState;
 using loader::PartitionRange;
 using loader::Snapshot;
 using loader::SourcePosition;
+using loader::SourceMixer;
 using loader::SourceStream;
 using Clock = std::chrono::steady_clock;
-
-// Deterministic weighted choice: the source whose share is furthest behind
-// its weight (smooth weighted round robin). After n samples every source has
-// within one sample of weight * n.
-struct Mixer {
-  std::vector<double> weights;  // normalised
-  std::vector<uint64_t> counts;
-  uint64_t total = 0;
-
-  size_t Next() {
-    size_t best = 0;
-    double best_gap = -1e300;
-    for (size_t s = 0; s < weights.size(); ++s) {
-      if (weights[s] <= 0) continue;
-      double gap = weights[s] * static_cast<double>(total + 1) - static_cast<double>(counts[s]);
-      if (gap > best_gap + 1e-12) {
-        best_gap = gap;
-        best = s;
-      }
-    }
-    ++counts[best];
-    ++total;
-    return best;
-  }
-};
 
 // A snapshot read from elsewhere (a state, rank 0) must list this loader's
 // sources in its order.
@@ -122,14 +99,13 @@ class LoaderImpl final : public Loader {
       TF_RETURN_IF_ERROR(CheckSnapshotFits(snapshot_, o_.sources));
     }
     TF_RETURN_IF_ERROR(CheckSourcesHoldRecords(o_.sources, snapshot_));
-    double total_weight = 0;
-    for (const auto& s : o_.sources) total_weight += s.weight;
+    std::vector<double> weights;
     for (uint32_t s = 0; s < o_.sources.size(); ++s) {
       TF_ASSIGN_OR_RETURN(auto stream, SourceStream::Open(BaseConfig(s)));
       streams_.push_back(std::move(stream));
-      mixer_.weights.push_back(o_.sources[s].weight / total_weight);
+      weights.push_back(o_.sources[s].weight);
     }
-    mixer_.counts.assign(o_.sources.size(), 0);
+    mixer_ = SourceMixer(weights);
     ConfigureStreams();
     fingerprint_ = Fingerprint();
     state_ = StateJson(0);
@@ -219,9 +195,7 @@ class LoaderImpl final : public Loader {
       snapshot_ = std::move(state.snapshot);
       streams_ = std::move(rebuilt);
     }
-    mixer_.counts = state.mixer;
-    mixer_.total = 0;
-    for (uint64_t c : mixer_.counts) mixer_.total += c;
+    mixer_.Resume(state.mixer);
     epoch_base_ = state.epoch_base;
     ConfigureStreams();
     for (size_t s = 0; s < streams_.size(); ++s) streams_[s]->Seek(state.positions[s]);
@@ -293,7 +267,7 @@ class LoaderImpl final : public Loader {
   // Called on the prefetch thread, which owns the streams.
   bool AnotherSourceHasPassesToMake(uint32_t self) const {
     for (uint32_t t = 0; t < streams_.size(); ++t) {
-      if (t == self || mixer_.weights[t] <= 0) continue;
+      if (t == self || mixer_.weight(t) <= 0) continue;
       if (streams_[t]->position().epoch < streams_[t]->epoch_end()) return true;
     }
     return false;
@@ -411,7 +385,7 @@ class LoaderImpl final : public Loader {
     LoaderState state;
     state.fingerprint = fingerprint_;
     state.samples = next_step * o_.batch_size * o_.world_size;
-    state.mixer = mixer_.counts;
+    state.mixer = mixer_.counts();
     for (const auto& stream : streams_) state.positions.push_back(stream->position());
     state.epoch_base = epoch_base_;
     state.settings.emplace();
@@ -542,7 +516,7 @@ class LoaderImpl final : public Loader {
     // the streams where the last complete step left them.
     std::vector<SourcePosition> saved;
     for (const auto& s : streams_) saved.push_back(s->position());
-    Mixer saved_mixer = mixer_;
+    const SourceMixer saved_mixer = mixer_;
     for (uint64_t j = 0; j < uint64_t{B} * W; ++j) {
       const size_t src = mixer_.Next();
       const uint64_t owner = j / B;
@@ -672,7 +646,7 @@ class LoaderImpl final : public Loader {
   topic::TopicConfig topic_config_;
   loader::Snapshot snapshot_;
   std::vector<std::unique_ptr<SourceStream>> streams_;
-  Mixer mixer_;
+  SourceMixer mixer_;
   std::string fingerprint_;
   uint64_t next_step_ = 0;   // owned by the prefetch thread while it runs
   uint64_t epoch_base_ = 0;  // the first epoch of the current round
