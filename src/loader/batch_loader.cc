@@ -9,7 +9,6 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
-#include <cstdio>
 #include <deque>
 #include <limits>
 #include <mutex>
@@ -18,9 +17,7 @@
 #include <thread>
 #include <utility>
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
+#include "loader/loader_fingerprint.h"
 #include "loader/loader_state.h"
 #include "loader/source_mixer.h"
 #include "loader/source_stream.h"
@@ -107,7 +104,7 @@ class LoaderImpl final : public Loader {
     }
     mixer_ = SourceMixer(weights);
     ConfigureStreams();
-    fingerprint_ = Fingerprint();
+    fingerprint_ = loader::Fingerprint(Settings());
     state_ = StateJson(0);
     return StartThread();
   }
@@ -157,14 +154,7 @@ class LoaderImpl final : public Loader {
     // Everything is read and checked before the running stream is touched.
     TF_ASSIGN_OR_RETURN(LoaderState state, loader::ParseLoaderState(json));
     TF_RETURN_IF_ERROR(CheckSnapshotFits(state.snapshot, o_.sources));
-    if (state.fingerprint != Fingerprint()) {
-      const std::string differences = state.settings ? SettingDifferences(*state.settings) : "";
-      return Status::InvalidArgument(
-          "the loader state was saved with other sources or settings" +
-          (differences.empty() ? " (fingerprint " + state.fingerprint + ", this loader's " + Fingerprint() + ")"
-                               : ": " + differences) +
-          ". To resume, these must be the same: " + kCheckedSettings + "; world_size and batch_size may change");
-    }
+    TF_RETURN_IF_ERROR(loader::CheckSameSettings(state, Settings()));
     if (state.mixer.size() != streams_.size() || state.positions.size() != streams_.size()) {
       return Status::InvalidArgument("the loader state has another number of sources");
     }
@@ -251,10 +241,6 @@ class LoaderImpl final : public Loader {
     uint64_t bytes = 0;
   };
 
-  static constexpr const char* kCheckedSettings =
-      "the sources and their weights (as proportions), seq_len, seed, shuffle, block_records, window_blocks, "
-      "epochs, pack, bos_id, eos_id, pad_id, cross_document_labels and ignore_index";
-
   // Each stream's end (the round's last epoch) and, with several sources,
   // its permission to read on while another source has passes to make.
   void ConfigureStreams() {
@@ -296,89 +282,10 @@ class LoaderImpl final : public Loader {
     return hints.ok() ? hints->block_records : topic::TransportHints{}.block_records;
   }
 
-  // The block sizes in the fingerprint: one number when all sources share
-  // it (as when it was a single setting, so earlier states still load).
-  std::string BlockRecordsKey() const {
-    std::string all = std::to_string(BlockRecordsOf(0));
-    bool same = true;
-    for (uint32_t s = 1; s < o_.sources.size(); ++s) {
-      same = same && BlockRecordsOf(s) == BlockRecordsOf(0);
-      all += "," + std::to_string(BlockRecordsOf(s));
-    }
-    return same ? std::to_string(BlockRecordsOf(0)) : all;
-  }
-
-  // Everything that shapes the global stream except the snapshot (which the
-  // state carries) and the world and batch sizes (which may change), by
-  // name. Weights count as proportions: {A: 7, B: 3} is {A: 0.7, B: 0.3}.
-  std::vector<std::pair<std::string, std::string>> Settings() const {
-    auto flag = [](bool b) { return std::string(b ? "1" : "0"); };
-    auto id = [](const std::optional<uint32_t>& v) { return v ? std::to_string(*v) : std::string("-"); };
-    std::vector<std::pair<std::string, std::string>> s = {
-        {"seq_len", std::to_string(o_.seq_len)},
-        {"seed", std::to_string(o_.seed)},
-        {"shuffle", flag(o_.shuffle)},
-        {"block_records", BlockRecordsKey()},
-        {"window_blocks", std::to_string(o_.window_blocks)},
-        {"epochs", std::to_string(o_.epochs)},
-        {"pack", flag(o_.pack)},
-        {"bos_id", id(o_.bos_id)},
-        {"eos_id", id(o_.eos_id)},
-        {"pad_id", std::to_string(o_.pad_id)},
-        {"cross_document_labels", flag(o_.cross_document_labels)},
-        {"ignore_index", std::to_string(o_.ignore_index)},
-    };
-    double total = 0;
-    for (const auto& src : o_.sources) total += src.weight;
-    for (size_t i = 0; i < o_.sources.size(); ++i) {
-      char w[32];
-      std::snprintf(w, sizeof(w), "%.9g", o_.sources[i].weight / total);
-      s.emplace_back("source " + std::to_string(i), o_.sources[i].uri + "@" + w);
-    }
-    return s;
-  }
-
-  std::string Fingerprint() const {
-    std::string s = "tokenfeed-loader-v1";
-    for (const auto& [name, value] : Settings()) s += "|" + value;
-    char hex[17];
-    std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(XXH3_64bits(s.data(), s.size())));
-    return hex;
-  }
-
-  // "seq_len is 32 in the state, 64 here; ..." for a state's "settings".
-  std::string SettingDifferences(const std::vector<loader::StateSetting>& saved) const {
-    std::string out;
-    auto add = [&](const std::string& text) { out += (out.empty() ? "" : "; ") + text; };
-    size_t saved_sources = 0;
-    for (const loader::StateSetting& setting : saved) saved_sources += setting.name.starts_with("source ");
-    size_t here_sources = 0;
-    for (const auto& [name, value] : Settings()) {
-      const bool is_source = name.starts_with("source ");
-      here_sources += is_source;
-      // The first entry of that name counts, as in a JSON object lookup.
-      const loader::StateSetting* theirs = nullptr;
-      for (const loader::StateSetting& setting : saved) {
-        if (setting.name == name) {
-          theirs = &setting;
-          break;
-        }
-      }
-      if (theirs == nullptr || !theirs->value) {
-        if (!is_source) add(name + " is not in the state, " + value + " here");
-        continue;
-      }
-      if (*theirs->value == value) continue;
-      if (is_source) {
-        add(name + " is " + *theirs->value + " in the state, " + value + " here (URI@proportion)");
-      } else {
-        add(name + " is " + *theirs->value + " in the state, " + value + " here");
-      }
-    }
-    if (saved_sources != here_sources) {
-      add(std::to_string(saved_sources) + " sources in the state, " + std::to_string(here_sources) + " here");
-    }
-    return out;
+  loader::LoaderSettings Settings() const {
+    std::vector<uint32_t> block_records;
+    for (uint32_t s = 0; s < o_.sources.size(); ++s) block_records.push_back(BlockRecordsOf(s));
+    return loader::SettingsOf(o_, block_records);
   }
 
   std::string StateJson(uint64_t next_step) const {
