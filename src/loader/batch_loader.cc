@@ -19,6 +19,7 @@
 
 #include "loader/loader_fingerprint.h"
 #include "loader/loader_state.h"
+#include "loader/row_packer.h"
 #include "loader/source_mixer.h"
 #include "loader/source_stream.h"
 #include "tokenfeed/loader.h"
@@ -80,7 +81,9 @@ Status CheckSourcesHoldRecords(const std::vector<LoaderSource>& sources, const S
 
 class LoaderImpl final : public Loader {
  public:
-  explicit LoaderImpl(LoaderOptions o) : o_(std::move(o)) {}
+  explicit LoaderImpl(LoaderOptions o)
+      : o_(std::move(o)),
+        packer_({o_.seq_len, o_.pack, o_.pad_id, o_.ignore_index, o_.cross_document_labels, o_.int32_ids}) {}
   ~LoaderImpl() override { StopThread(); }
 
   Status Init() {
@@ -379,7 +382,7 @@ class LoaderImpl final : public Loader {
         item.status = produced.status();
       } else {
         item.batch = std::move(produced).value();
-        if (item.batch) item.bytes = BatchBytes(*item.batch);
+        if (item.batch) item.bytes = loader::RowPacker::BatchBytes(*item.batch);
         item.state = StateJson(next_step_);
       }
     } catch (const std::bad_alloc&) {
@@ -395,30 +398,11 @@ class LoaderImpl final : public Loader {
     return item;
   }
 
-  static uint64_t BatchBytes(const Batch& b) {
-    return b.tokens64.size() * 8 + (b.tokens32.size() + b.document_ids.size() + b.cu_seqlens.size()) * 4 +
-           b.attention_mask.size();
-  }
-
   // One global step; this rank's rows in a Batch; nullopt at the end, with
   // *ended_source the source that ran out.
   Result<std::optional<Batch>> ProduceStep(std::optional<uint32_t>* ended_source) {
-    const uint32_t B = o_.batch_size, T = o_.seq_len, W = o_.world_size;
-    Batch batch;
-    batch.batch_size = B;
-    batch.seq_len = T;
-    batch.int32 = o_.int32_ids;
-    batch.step = next_step_;
-    const size_t n = size_t{B} * T;
-    if (o_.int32_ids) {
-      batch.tokens32.resize(3 * n);
-    } else {
-      batch.tokens64.resize(3 * n);
-    }
-    batch.document_ids.resize(n);
-    if (!o_.pack) batch.attention_mask.resize(n);
-    batch.cu_seqlens.push_back(0);
-    batch.source_of_row.resize(B);
+    const uint32_t B = o_.batch_size, W = o_.world_size;
+    Batch batch = packer_.StartBatch(B, next_step_);
     // Work on copies of the positions: a step that cannot be filled leaves
     // the streams where the last complete step left them.
     std::vector<SourcePosition> saved;
@@ -430,7 +414,7 @@ class LoaderImpl final : public Loader {
       const bool mine = owner == o_.rank;
       const uint32_t row = static_cast<uint32_t>(j % B);
       if (mine) batch.source_of_row[row] = static_cast<uint32_t>(src);
-      TF_ASSIGN_OR_RETURN(bool filled, mine ? FillRow(*streams_[src], row, &batch) : SkipRow(*streams_[src]));
+      TF_ASSIGN_OR_RETURN(bool filled, mine ? packer_.FillRow(*streams_[src], row, &batch) : packer_.SkipRow(*streams_[src]));
       if (!filled) {
         for (size_t s = 0; s < streams_.size(); ++s) streams_[s]->Seek(saved[s]);
         mixer_ = saved_mixer;
@@ -442,114 +426,8 @@ class LoaderImpl final : public Loader {
     return std::optional<Batch>(std::move(batch));
   }
 
-  // Counts one row's tokens past without copying them. false: the data ended.
-  Result<bool> SkipRow(SourceStream& s) {
-    if (!o_.pack) {
-      TF_ASSIGN_OR_RETURN(bool ok, s.Ready());
-      if (!ok) return false;
-      s.Advance(s.length() - s.token_offset());
-      return true;
-    }
-    uint32_t left = o_.seq_len;
-    while (left > 0) {
-      TF_ASSIGN_OR_RETURN(bool ok, s.Ready());
-      if (!ok) return false;
-      uint32_t take = std::min(left, s.length() - s.token_offset());
-      s.Advance(take);
-      left -= take;
-    }
-    return true;
-  }
-
-  template <typename T>
-  Result<bool> FillRowAs(SourceStream& s, uint32_t row, Batch* b, T* ids, T* labels, T* positions) {
-    const uint32_t Tn = o_.seq_len;
-    const size_t base = size_t{row} * Tn;
-    int32_t* docs = b->document_ids.data() + base;
-    const int32_t flat_base = static_cast<int32_t>(base);
-    if (!o_.pack) {
-      TF_ASSIGN_OR_RETURN(bool ok, s.Ready());
-      if (!ok) return false;
-      const uint32_t len = s.length();
-      const uint32_t take = std::min(len, Tn);
-      s.CopyTokens(0, take, ids + base);
-      // The padding after a short document is a piece of its own (as
-      // cu_seqlens has it): document 1 of the row, positions from 0.
-      for (uint32_t t = 0; t < Tn; ++t) {
-        const bool pad = t >= take;
-        positions[base + t] = static_cast<T>(pad ? t - take : t);
-        docs[t] = pad ? 1 : 0;
-        b->attention_mask[base + t] = pad ? 0 : 1;
-        if (pad) ids[base + t] = static_cast<T>(o_.pad_id);
-        labels[base + t] = t + 1 < take ? ids[base + t + 1] : static_cast<T>(o_.ignore_index);
-      }
-      b->tokens += take;
-      b->cu_seqlens.push_back(flat_base + static_cast<int32_t>(take));
-      if (take < Tn) b->cu_seqlens.push_back(flat_base + static_cast<int32_t>(Tn));  // the padding
-      b->max_seqlen = std::max<int32_t>(b->max_seqlen, static_cast<int32_t>(std::max(take, Tn - take)));
-      s.Advance(len - s.token_offset());
-      return true;
-    }
-    uint32_t t = 0;
-    int32_t segment = 0;
-    uint32_t ended_inside[64];  // row positions where a document ended before the row did
-    uint32_t n_ended = 0;
-    bool ended_at_row_end = false;
-    while (t < Tn) {
-      TF_ASSIGN_OR_RETURN(bool ok, s.Ready());
-      if (!ok) return false;
-      const uint32_t from = s.token_offset();
-      const uint32_t len = s.length();
-      const uint32_t take = std::min(Tn - t, len - from);
-      // HOT PATH: copies and fills that the compiler vectorizes.
-      s.CopyTokens(from, take, ids + base + t);
-      T* pos = positions + base + t;
-      for (uint32_t k = 0; k < take; ++k) pos[k] = static_cast<T>(k);
-      std::fill(docs + t, docs + t + take, segment);
-      // Labels: the next token of the same document (the one after the row
-      // when the document goes on), else nothing (see cross_document_labels).
-      if (take > 1) std::copy(ids + base + t + 1, ids + base + t + take, labels + base + t);
-      const bool doc_continues = from + take < len;
-      labels[base + t + take - 1] =
-          doc_continues ? static_cast<T>(s.TokenAt(from + take)) : static_cast<T>(o_.ignore_index);
-      if (!doc_continues) {
-        if (t + take < Tn) {
-          if (n_ended < 64) ended_inside[n_ended++] = t + take - 1;
-        } else {
-          ended_at_row_end = true;
-        }
-      }
-      s.Advance(take);
-      b->max_seqlen = std::max<int32_t>(b->max_seqlen, static_cast<int32_t>(take));
-      b->cu_seqlens.push_back(flat_base + static_cast<int32_t>(t + take));
-      t += take;
-      ++segment;
-    }
-    if (o_.cross_document_labels) {
-      for (uint32_t k = 0; k < n_ended; ++k) labels[base + ended_inside[k]] = ids[base + ended_inside[k] + 1];
-      if (n_ended == 64) {  // more documents than the list holds: find the rest by their ignore label
-        for (uint32_t k = 0; k + 1 < Tn; ++k) {
-          if (docs[k] != docs[k + 1]) labels[base + k] = ids[base + k + 1];
-        }
-      }
-      if (ended_at_row_end) {
-        TF_ASSIGN_OR_RETURN(bool more, s.Ready());
-        if (more) labels[base + Tn - 1] = static_cast<T>(s.TokenAt(s.token_offset()));
-      }
-    }
-    b->tokens += Tn;
-    return true;
-  }
-
-  Result<bool> FillRow(SourceStream& s, uint32_t row, Batch* b) {
-    if (o_.int32_ids) {
-      return FillRowAs<int32_t>(s, row, b, b->input_ids32().data(), b->labels32().data(),
-                                b->position_ids32().data());
-    }
-    return FillRowAs<int64_t>(s, row, b, b->input_ids64().data(), b->labels64().data(), b->position_ids64().data());
-  }
-
   LoaderOptions o_;
+  loader::RowPacker packer_;
   topic::TopicConfig topic_config_;
   loader::Snapshot snapshot_;
   std::vector<std::unique_ptr<SourceStream>> streams_;
