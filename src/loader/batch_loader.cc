@@ -1,24 +1,26 @@
 // The Loader (include/tokenfeed/loader.h): the global sample stream, this
-// rank's share of it, the prefetch thread, and the state.
+// rank's share of it, and the state. It wires the pieces together: a
+// SourceStream per source, the SourceMixer, the RowPacker, the Prefetcher
+// (whose producer is ProduceStep below) and the settings of
+// loader_fingerprint.h.
 //
 // Producing global step k: for each of its B*W samples, the mixer picks a
 // source; the sample takes the next seq_len tokens of that source's stream.
 // Rows of this rank are copied into the batch; the others are only counted
-// past (Skip), which walks document lengths without touching tokens.
+// past (RowPacker::SkipRow), which walks document lengths without touching
+// tokens.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
-#include <deque>
 #include <limits>
 #include <mutex>
 #include <new>
-#include <system_error>
-#include <thread>
 #include <utility>
 
 #include "loader/loader_fingerprint.h"
 #include "loader/loader_state.h"
+#include "loader/prefetcher.h"
 #include "loader/row_packer.h"
 #include "loader/source_mixer.h"
 #include "loader/source_stream.h"
@@ -29,6 +31,7 @@ namespace {
 
 using loader::LoaderState;
 using loader::PartitionRange;
+using loader::PrefetchItem;
 using loader::Snapshot;
 using loader::SourcePosition;
 using loader::SourceMixer;
@@ -83,7 +86,8 @@ class LoaderImpl final : public Loader {
  public:
   explicit LoaderImpl(LoaderOptions o)
       : o_(std::move(o)),
-        packer_({o_.seq_len, o_.pack, o_.pad_id, o_.ignore_index, o_.cross_document_labels, o_.int32_ids}) {}
+        packer_({o_.seq_len, o_.pack, o_.pad_id, o_.ignore_index, o_.cross_document_labels, o_.int32_ids}),
+        prefetcher_(o_.prefetch_batches, o_.memory_budget_bytes) {}
   ~LoaderImpl() override { StopThread(); }
 
   Status Init() {
@@ -119,18 +123,12 @@ class LoaderImpl final : public Loader {
       return std::optional<Batch>();
     }
     const auto t0 = Clock::now();
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return !ready_.empty() || producer_failed_; });
-    if (ready_.empty()) {
-      terminal_ = Status::ResourceExhausted(
-          "out of memory handing a batch over from the prefetch thread: lower prefetch_batches or batch_size");
+    Result<PrefetchItem> taken = prefetcher_.Take();
+    if (!taken.ok()) {
+      terminal_ = taken.status();
       return *terminal_;
     }
-    Item item = std::move(ready_.front());
-    ready_.pop_front();
-    ready_bytes_ -= item.bytes;
-    cv_.notify_all();
-    lock.unlock();
+    PrefetchItem item = std::move(taken).value();
     const double waited = std::chrono::duration<double>(Clock::now() - t0).count();
     metrics_.last_wait_seconds = waited;
     metrics_.wait_seconds_total += waited;
@@ -219,11 +217,9 @@ class LoaderImpl final : public Loader {
 
   LoaderMetrics Metrics() const override {
     LoaderMetrics m = metrics_;
-    {
-      std::lock_guard lock(mu_);
-      m.ready_batches = static_cast<uint32_t>(ready_.size());
-      m.buffered_bytes = ready_bytes_ + stream_bytes_.load();
-    }
+    const loader::Prefetcher::Buffered ready = prefetcher_.buffered();
+    m.ready_batches = ready.items;
+    m.buffered_bytes = ready.bytes + stream_bytes_.load();
     m.ready_capacity = o_.prefetch_batches;
     if (metrics_.batches > 1) {
       double secs = std::chrono::duration<double>(Clock::now() - first_batch_time_).count();
@@ -236,14 +232,6 @@ class LoaderImpl final : public Loader {
   }
 
  private:
-  struct Item {
-    Status status;
-    std::optional<Batch> batch;  // nullopt with OK status: the end
-    std::optional<uint32_t> ended_source;  // at the end: the source that ran out
-    std::string state;           // after this batch
-    uint64_t bytes = 0;
-  };
-
   // Each stream's end (the round's last epoch) and, with several sources,
   // its permission to read on while another source has passes to make.
   void ConfigureStreams() {
@@ -306,76 +294,38 @@ class LoaderImpl final : public Loader {
 
   // ---- the prefetch thread
   Status StartThread() {
-    stop_ = false;
-    producer_failed_ = false;
+    return prefetcher_.Start([this] {
+      PrefetchItem item = ProduceItem();
+      UpdateLag();
+      return item;
+    });
+  }
+  void StopThread() { prefetcher_.Stop(); }
+
+  // Nothing may leave the prefetch thread (it would end the process): the
+  // lag is a metric, and one that cannot be counted (out of memory) is skipped.
+  void UpdateLag() noexcept {
     try {
-      thread_ = std::thread([this] { Produce(); });
-    } catch (const std::system_error& e) {
-      return Status::ResourceExhausted(std::string("cannot start the loader's prefetch thread: ") + e.what());
-    }
-    return Status::OK();
-  }
-  void StopThread() {
-    {
-      std::lock_guard lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    if (thread_.joinable()) thread_.join();
-    std::lock_guard lock(mu_);
-    ready_.clear();
-    ready_bytes_ = 0;
-  }
-
-  void Produce() {
-    const uint64_t budget = std::max<uint64_t>(o_.memory_budget_bytes, 0);
-    while (true) {
-      {
-        std::unique_lock lock(mu_);
-        cv_.wait(lock, [&] {
-          return stop_ || (ready_.size() < o_.prefetch_batches && (ready_.empty() || ready_bytes_ < budget));
-        });
-        if (stop_) return;
+      std::lock_guard lag(lag_mu_);
+      lag_.clear();
+      epochs_completed_.clear();
+      uint64_t bytes = 0;
+      for (const auto& s : streams_) {
+        const std::vector<uint64_t> behind = s->Lag();
+        for (uint32_t p = 0; p < behind.size(); ++p) lag_.push_back({s->config().uri, p, behind[p]});
+        const uint64_t epoch = s->position().epoch;
+        epochs_completed_.push_back(epoch > epoch_base_ ? epoch - epoch_base_ : 0);
+        bytes += s->buffered_bytes();
       }
-      Item item = ProduceItem();
-      // Nothing may leave this thread (it would end the process): the lag is
-      // a metric, and one that cannot be counted (out of memory) is skipped.
-      try {
-        std::lock_guard lag(lag_mu_);
-        lag_.clear();
-        epochs_completed_.clear();
-        uint64_t bytes = 0;
-        for (const auto& s : streams_) {
-          const std::vector<uint64_t> behind = s->Lag();
-          for (uint32_t p = 0; p < behind.size(); ++p) lag_.push_back({s->config().uri, p, behind[p]});
-          const uint64_t epoch = s->position().epoch;
-          epochs_completed_.push_back(epoch > epoch_base_ ? epoch - epoch_base_ : 0);
-          bytes += s->buffered_bytes();
-        }
-        stream_bytes_ = bytes;
-      } catch (...) {
-      }
-      bool final_item = !item.status.ok() || !item.batch;
-      {
-        std::lock_guard lock(mu_);
-        const uint64_t bytes = item.bytes;
-        try {
-          ready_.push_back(std::move(item));
-          ready_bytes_ += bytes;
-        } catch (...) {
-          producer_failed_ = true;  // Next() reports it
-          final_item = true;
-        }
-      }
-      cv_.notify_all();
-      if (final_item) return;
+      stream_bytes_ = bytes;
+    } catch (...) {
     }
   }
 
-  // One step as an Item; an exception (out of memory) becomes its Status,
+  // One step as an item; an exception (out of memory) becomes its Status,
   // since one escaping this thread would end the process.
-  Item ProduceItem() noexcept {
-    Item item;
+  PrefetchItem ProduceItem() noexcept {
+    PrefetchItem item;
     try {
       auto produced = ProduceStep(&item.ended_source);
       if (!produced.ok()) {
@@ -386,13 +336,13 @@ class LoaderImpl final : public Loader {
         item.state = StateJson(next_step_);
       }
     } catch (const std::bad_alloc&) {
-      item = Item();
+      item = PrefetchItem();
       item.status = Status::ResourceExhausted(
           "out of memory preparing global step " + std::to_string(next_step_) + " (batch_size " +
           std::to_string(o_.batch_size) + " x seq_len " + std::to_string(o_.seq_len) +
           "): lower batch_size, seq_len, prefetch_batches or window_blocks");
     } catch (const std::exception& e) {
-      item = Item();
+      item = PrefetchItem();
       item.status = Status::Internal("preparing global step " + std::to_string(next_step_) + ": " + e.what());
     }
     return item;
@@ -436,13 +386,7 @@ class LoaderImpl final : public Loader {
   uint64_t next_step_ = 0;   // owned by the prefetch thread while it runs
   uint64_t epoch_base_ = 0;  // the first epoch of the current round
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Item> ready_;
-  uint64_t ready_bytes_ = 0;
-  bool producer_failed_ = false;  // an item could not be handed over; guarded by mu_
-  bool stop_ = false;
-  std::thread thread_;
+  loader::Prefetcher prefetcher_;
   std::atomic<uint64_t> stream_bytes_{0};
   mutable std::mutex lag_mu_;
   std::vector<LoaderMetrics::PartitionLag> lag_;
