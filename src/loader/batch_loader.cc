@@ -364,7 +364,8 @@ class LoaderImpl final : public Loader {
       const bool mine = owner == o_.rank;
       const uint32_t row = static_cast<uint32_t>(j % B);
       if (mine) batch.source_of_row[row] = static_cast<uint32_t>(src);
-      TF_ASSIGN_OR_RETURN(bool filled, mine ? packer_.FillRow(*streams_[src], row, &batch) : packer_.SkipRow(*streams_[src]));
+      TF_ASSIGN_OR_RETURN(bool filled,
+                          mine ? packer_.FillRow(*streams_[src], row, &batch) : packer_.SkipRow(*streams_[src]));
       if (!filled) {
         for (size_t s = 0; s < streams_.size(); ++s) streams_[s]->Seek(saved[s]);
         mixer_ = saved_mixer;

@@ -52,7 +52,8 @@ void Prefetcher::Run() {
   while (true) {
     {
       std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return stop_ || (ready_.size() < capacity_ && (ready_.empty() || ready_bytes_ < budget_)); });
+      cv_.wait(lock,
+               [&] { return stop_ || (ready_.size() < capacity_ && (ready_.empty() || ready_bytes_ < budget_)); });
       if (stop_) return;
     }
     PrefetchItem item = produce_();

@@ -1,10 +1,9 @@
-// Prefetcher: the loader's prefetch thread. It calls a producer for items
-// ahead of the consumer and queues them, holding at most `capacity` items
-// and, beyond the first, no more than `memory_budget` bytes. An error or end
-// item is the last one it asks for. Not the producing itself (the loader's
-// step, batch_loader.cc). Start, Stop and Take are called from one consumer
-// thread, Buffered from any; the producer runs on the prefetch thread only,
-// between Start and Stop, and must not throw. Stop (and the destructor) joins it.
+// Prefetcher: the loader's prefetch thread. It asks a producer for items ahead
+// of the consumer and queues at most `capacity` of them, and beyond the first
+// no more than `memory_budget` bytes; an error or end item is the last it asks
+// for. Not the producing (the loader's step, batch_loader.cc). Start, Stop and
+// Take are for one consumer thread, buffered() for any; the producer runs on
+// the prefetch thread between Start and Stop (which joins it) and must not throw.
 #pragma once
 
 #include <condition_variable>

@@ -1,11 +1,9 @@
-// RowPacker: fills the [seq_len] rows of a Batch from a stream of documents.
-// Packed, a row is the next seq_len tokens, documents cut at row ends, each
-// piece a document of its own in cu_seqlens, position_ids and document_ids,
-// the label of a piece's last token the document's next (or ignore_index).
-// Unpacked, a row is one document, truncated or followed by padding that is
-// a piece of its own. Not the stream (BOS/EOS are the stream's, source_stream.h)
-// nor which source a row comes from (source_mixer.h). Holds only options:
-// thread-safe; the stream and batch are the caller's, used on one thread.
+// RowPacker: fills a Batch's [seq_len] rows from a stream of documents. Packed,
+// a row is the next seq_len tokens and each document piece is its own span of
+// cu_seqlens, position_ids and document_ids; unpacked, a row is one document,
+// truncated or followed by padding that is a piece of its own. Not the stream
+// (BOS/EOS are source_stream.h's) nor the choice of source (source_mixer.h).
+// Holds only options, thread-safe; a stream and batch are used on one thread.
 #pragma once
 
 #include <algorithm>
