@@ -1,27 +1,28 @@
 // The Loader (include/tokenfeed/loader.h): the global sample stream, this
-// rank's share of it, the prefetch thread, and the state.
+// rank's share of it, and the state. It wires the pieces together: a
+// SourceStream per source, the SourceMixer, the RowPacker, the Prefetcher
+// (whose producer is ProduceStep below) and the settings of
+// loader_fingerprint.h.
 //
 // Producing global step k: for each of its B*W samples, the mixer picks a
 // source; the sample takes the next seq_len tokens of that source's stream.
 // Rows of this rank are copied into the batch; the others are only counted
-// past (Skip), which walks document lengths without touching tokens.
+// past (RowPacker::SkipRow), which walks document lengths without touching
+// tokens.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
-#include <cstdio>
-#include <deque>
 #include <limits>
 #include <mutex>
 #include <new>
-#include <system_error>
-#include <thread>
 #include <utility>
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
+#include "loader/loader_fingerprint.h"
 #include "loader/loader_state.h"
+#include "loader/prefetcher.h"
+#include "loader/row_packer.h"
+#include "loader/source_mixer.h"
 #include "loader/source_stream.h"
 #include "tokenfeed/loader.h"
 
@@ -30,35 +31,12 @@ namespace {
 
 using loader::LoaderState;
 using loader::PartitionRange;
+using loader::PrefetchItem;
 using loader::Snapshot;
 using loader::SourcePosition;
+using loader::SourceMixer;
 using loader::SourceStream;
 using Clock = std::chrono::steady_clock;
-
-// Deterministic weighted choice: the source whose share is furthest behind
-// its weight (smooth weighted round robin). After n samples every source has
-// within one sample of weight * n.
-struct Mixer {
-  std::vector<double> weights;  // normalised
-  std::vector<uint64_t> counts;
-  uint64_t total = 0;
-
-  size_t Next() {
-    size_t best = 0;
-    double best_gap = -1e300;
-    for (size_t s = 0; s < weights.size(); ++s) {
-      if (weights[s] <= 0) continue;
-      double gap = weights[s] * static_cast<double>(total + 1) - static_cast<double>(counts[s]);
-      if (gap > best_gap + 1e-12) {
-        best_gap = gap;
-        best = s;
-      }
-    }
-    ++counts[best];
-    ++total;
-    return best;
-  }
-};
 
 // A snapshot read from elsewhere (a state, rank 0) must list this loader's
 // sources in its order.
@@ -106,7 +84,10 @@ Status CheckSourcesHoldRecords(const std::vector<LoaderSource>& sources, const S
 
 class LoaderImpl final : public Loader {
  public:
-  explicit LoaderImpl(LoaderOptions o) : o_(std::move(o)) {}
+  explicit LoaderImpl(LoaderOptions o)
+      : o_(std::move(o)),
+        packer_({o_.seq_len, o_.pack, o_.pad_id, o_.ignore_index, o_.cross_document_labels, o_.int32_ids}),
+        prefetcher_(o_.prefetch_batches, o_.memory_budget_bytes) {}
   ~LoaderImpl() override { StopThread(); }
 
   Status Init() {
@@ -122,16 +103,15 @@ class LoaderImpl final : public Loader {
       TF_RETURN_IF_ERROR(CheckSnapshotFits(snapshot_, o_.sources));
     }
     TF_RETURN_IF_ERROR(CheckSourcesHoldRecords(o_.sources, snapshot_));
-    double total_weight = 0;
-    for (const auto& s : o_.sources) total_weight += s.weight;
+    std::vector<double> weights;
     for (uint32_t s = 0; s < o_.sources.size(); ++s) {
       TF_ASSIGN_OR_RETURN(auto stream, SourceStream::Open(BaseConfig(s)));
       streams_.push_back(std::move(stream));
-      mixer_.weights.push_back(o_.sources[s].weight / total_weight);
+      weights.push_back(o_.sources[s].weight);
     }
-    mixer_.counts.assign(o_.sources.size(), 0);
+    mixer_ = SourceMixer(weights);
     ConfigureStreams();
-    fingerprint_ = Fingerprint();
+    fingerprint_ = loader::Fingerprint(Settings());
     state_ = StateJson(0);
     return StartThread();
   }
@@ -143,18 +123,12 @@ class LoaderImpl final : public Loader {
       return std::optional<Batch>();
     }
     const auto t0 = Clock::now();
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return !ready_.empty() || producer_failed_; });
-    if (ready_.empty()) {
-      terminal_ = Status::ResourceExhausted(
-          "out of memory handing a batch over from the prefetch thread: lower prefetch_batches or batch_size");
+    Result<PrefetchItem> taken = prefetcher_.Take();
+    if (!taken.ok()) {
+      terminal_ = taken.status();
       return *terminal_;
     }
-    Item item = std::move(ready_.front());
-    ready_.pop_front();
-    ready_bytes_ -= item.bytes;
-    cv_.notify_all();
-    lock.unlock();
+    PrefetchItem item = std::move(taken).value();
     const double waited = std::chrono::duration<double>(Clock::now() - t0).count();
     metrics_.last_wait_seconds = waited;
     metrics_.wait_seconds_total += waited;
@@ -181,14 +155,7 @@ class LoaderImpl final : public Loader {
     // Everything is read and checked before the running stream is touched.
     TF_ASSIGN_OR_RETURN(LoaderState state, loader::ParseLoaderState(json));
     TF_RETURN_IF_ERROR(CheckSnapshotFits(state.snapshot, o_.sources));
-    if (state.fingerprint != Fingerprint()) {
-      const std::string differences = state.settings ? SettingDifferences(*state.settings) : "";
-      return Status::InvalidArgument(
-          "the loader state was saved with other sources or settings" +
-          (differences.empty() ? " (fingerprint " + state.fingerprint + ", this loader's " + Fingerprint() + ")"
-                               : ": " + differences) +
-          ". To resume, these must be the same: " + kCheckedSettings + "; world_size and batch_size may change");
-    }
+    TF_RETURN_IF_ERROR(loader::CheckSameSettings(state, Settings()));
     if (state.mixer.size() != streams_.size() || state.positions.size() != streams_.size()) {
       return Status::InvalidArgument("the loader state has another number of sources");
     }
@@ -219,9 +186,7 @@ class LoaderImpl final : public Loader {
       snapshot_ = std::move(state.snapshot);
       streams_ = std::move(rebuilt);
     }
-    mixer_.counts = state.mixer;
-    mixer_.total = 0;
-    for (uint64_t c : mixer_.counts) mixer_.total += c;
+    mixer_.Resume(state.mixer);
     epoch_base_ = state.epoch_base;
     ConfigureStreams();
     for (size_t s = 0; s < streams_.size(); ++s) streams_[s]->Seek(state.positions[s]);
@@ -252,11 +217,9 @@ class LoaderImpl final : public Loader {
 
   LoaderMetrics Metrics() const override {
     LoaderMetrics m = metrics_;
-    {
-      std::lock_guard lock(mu_);
-      m.ready_batches = static_cast<uint32_t>(ready_.size());
-      m.buffered_bytes = ready_bytes_ + stream_bytes_.load();
-    }
+    const loader::Prefetcher::Buffered ready = prefetcher_.buffered();
+    m.ready_batches = ready.items;
+    m.buffered_bytes = ready.bytes + stream_bytes_.load();
     m.ready_capacity = o_.prefetch_batches;
     if (metrics_.batches > 1) {
       double secs = std::chrono::duration<double>(Clock::now() - first_batch_time_).count();
@@ -269,18 +232,6 @@ class LoaderImpl final : public Loader {
   }
 
  private:
-  struct Item {
-    Status status;
-    std::optional<Batch> batch;  // nullopt with OK status: the end
-    std::optional<uint32_t> ended_source;  // at the end: the source that ran out
-    std::string state;           // after this batch
-    uint64_t bytes = 0;
-  };
-
-  static constexpr const char* kCheckedSettings =
-      "the sources and their weights (as proportions), seq_len, seed, shuffle, block_records, window_blocks, "
-      "epochs, pack, bos_id, eos_id, pad_id, cross_document_labels and ignore_index";
-
   // Each stream's end (the round's last epoch) and, with several sources,
   // its permission to read on while another source has passes to make.
   void ConfigureStreams() {
@@ -293,7 +244,7 @@ class LoaderImpl final : public Loader {
   // Called on the prefetch thread, which owns the streams.
   bool AnotherSourceHasPassesToMake(uint32_t self) const {
     for (uint32_t t = 0; t < streams_.size(); ++t) {
-      if (t == self || mixer_.weights[t] <= 0) continue;
+      if (t == self || mixer_.weight(t) <= 0) continue;
       if (streams_[t]->position().epoch < streams_[t]->epoch_end()) return true;
     }
     return false;
@@ -322,96 +273,17 @@ class LoaderImpl final : public Loader {
     return hints.ok() ? hints->block_records : topic::TransportHints{}.block_records;
   }
 
-  // The block sizes in the fingerprint: one number when all sources share
-  // it (as when it was a single setting, so earlier states still load).
-  std::string BlockRecordsKey() const {
-    std::string all = std::to_string(BlockRecordsOf(0));
-    bool same = true;
-    for (uint32_t s = 1; s < o_.sources.size(); ++s) {
-      same = same && BlockRecordsOf(s) == BlockRecordsOf(0);
-      all += "," + std::to_string(BlockRecordsOf(s));
-    }
-    return same ? std::to_string(BlockRecordsOf(0)) : all;
-  }
-
-  // Everything that shapes the global stream except the snapshot (which the
-  // state carries) and the world and batch sizes (which may change), by
-  // name. Weights count as proportions: {A: 7, B: 3} is {A: 0.7, B: 0.3}.
-  std::vector<std::pair<std::string, std::string>> Settings() const {
-    auto flag = [](bool b) { return std::string(b ? "1" : "0"); };
-    auto id = [](const std::optional<uint32_t>& v) { return v ? std::to_string(*v) : std::string("-"); };
-    std::vector<std::pair<std::string, std::string>> s = {
-        {"seq_len", std::to_string(o_.seq_len)},
-        {"seed", std::to_string(o_.seed)},
-        {"shuffle", flag(o_.shuffle)},
-        {"block_records", BlockRecordsKey()},
-        {"window_blocks", std::to_string(o_.window_blocks)},
-        {"epochs", std::to_string(o_.epochs)},
-        {"pack", flag(o_.pack)},
-        {"bos_id", id(o_.bos_id)},
-        {"eos_id", id(o_.eos_id)},
-        {"pad_id", std::to_string(o_.pad_id)},
-        {"cross_document_labels", flag(o_.cross_document_labels)},
-        {"ignore_index", std::to_string(o_.ignore_index)},
-    };
-    double total = 0;
-    for (const auto& src : o_.sources) total += src.weight;
-    for (size_t i = 0; i < o_.sources.size(); ++i) {
-      char w[32];
-      std::snprintf(w, sizeof(w), "%.9g", o_.sources[i].weight / total);
-      s.emplace_back("source " + std::to_string(i), o_.sources[i].uri + "@" + w);
-    }
-    return s;
-  }
-
-  std::string Fingerprint() const {
-    std::string s = "tokenfeed-loader-v1";
-    for (const auto& [name, value] : Settings()) s += "|" + value;
-    char hex[17];
-    std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(XXH3_64bits(s.data(), s.size())));
-    return hex;
-  }
-
-  // "seq_len is 32 in the state, 64 here; ..." for a state's "settings".
-  std::string SettingDifferences(const std::vector<loader::StateSetting>& saved) const {
-    std::string out;
-    auto add = [&](const std::string& text) { out += (out.empty() ? "" : "; ") + text; };
-    size_t saved_sources = 0;
-    for (const loader::StateSetting& setting : saved) saved_sources += setting.name.starts_with("source ");
-    size_t here_sources = 0;
-    for (const auto& [name, value] : Settings()) {
-      const bool is_source = name.starts_with("source ");
-      here_sources += is_source;
-      // The first entry of that name counts, as in a JSON object lookup.
-      const loader::StateSetting* theirs = nullptr;
-      for (const loader::StateSetting& setting : saved) {
-        if (setting.name == name) {
-          theirs = &setting;
-          break;
-        }
-      }
-      if (theirs == nullptr || !theirs->value) {
-        if (!is_source) add(name + " is not in the state, " + value + " here");
-        continue;
-      }
-      if (*theirs->value == value) continue;
-      if (is_source) {
-        add(name + " is " + *theirs->value + " in the state, " + value + " here (URI@proportion)");
-      } else {
-        add(name + " is " + *theirs->value + " in the state, " + value + " here");
-      }
-    }
-    if (saved_sources != here_sources) {
-      add(std::to_string(saved_sources) + " sources in the state, " + std::to_string(here_sources) + " here");
-    }
-    return out;
+  loader::LoaderSettings Settings() const {
+    std::vector<uint32_t> block_records;
+    for (uint32_t s = 0; s < o_.sources.size(); ++s) block_records.push_back(BlockRecordsOf(s));
+    return loader::SettingsOf(o_, block_records);
   }
 
   std::string StateJson(uint64_t next_step) const {
     LoaderState state;
     state.fingerprint = fingerprint_;
     state.samples = next_step * o_.batch_size * o_.world_size;
-    state.mixer = mixer_.counts;
+    state.mixer = mixer_.counts();
     for (const auto& stream : streams_) state.positions.push_back(stream->position());
     state.epoch_base = epoch_base_;
     state.settings.emplace();
@@ -422,134 +294,78 @@ class LoaderImpl final : public Loader {
 
   // ---- the prefetch thread
   Status StartThread() {
-    stop_ = false;
-    producer_failed_ = false;
+    return prefetcher_.Start([this] {
+      PrefetchItem item = ProduceItem();
+      UpdateLag();
+      return item;
+    });
+  }
+  void StopThread() { prefetcher_.Stop(); }
+
+  // Nothing may leave the prefetch thread (it would end the process): the
+  // lag is a metric, and one that cannot be counted (out of memory) is skipped.
+  void UpdateLag() noexcept {
     try {
-      thread_ = std::thread([this] { Produce(); });
-    } catch (const std::system_error& e) {
-      return Status::ResourceExhausted(std::string("cannot start the loader's prefetch thread: ") + e.what());
-    }
-    return Status::OK();
-  }
-  void StopThread() {
-    {
-      std::lock_guard lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    if (thread_.joinable()) thread_.join();
-    std::lock_guard lock(mu_);
-    ready_.clear();
-    ready_bytes_ = 0;
-  }
-
-  void Produce() {
-    const uint64_t budget = std::max<uint64_t>(o_.memory_budget_bytes, 0);
-    while (true) {
-      {
-        std::unique_lock lock(mu_);
-        cv_.wait(lock, [&] {
-          return stop_ || (ready_.size() < o_.prefetch_batches && (ready_.empty() || ready_bytes_ < budget));
-        });
-        if (stop_) return;
+      std::lock_guard lag(lag_mu_);
+      lag_.clear();
+      epochs_completed_.clear();
+      uint64_t bytes = 0;
+      for (const auto& s : streams_) {
+        const std::vector<uint64_t> behind = s->Lag();
+        for (uint32_t p = 0; p < behind.size(); ++p) lag_.push_back({s->config().uri, p, behind[p]});
+        const uint64_t epoch = s->position().epoch;
+        epochs_completed_.push_back(epoch > epoch_base_ ? epoch - epoch_base_ : 0);
+        bytes += s->buffered_bytes();
       }
-      Item item = ProduceItem();
-      // Nothing may leave this thread (it would end the process): the lag is
-      // a metric, and one that cannot be counted (out of memory) is skipped.
-      try {
-        std::lock_guard lag(lag_mu_);
-        lag_.clear();
-        epochs_completed_.clear();
-        uint64_t bytes = 0;
-        for (const auto& s : streams_) {
-          const std::vector<uint64_t> behind = s->Lag();
-          for (uint32_t p = 0; p < behind.size(); ++p) lag_.push_back({s->config().uri, p, behind[p]});
-          const uint64_t epoch = s->position().epoch;
-          epochs_completed_.push_back(epoch > epoch_base_ ? epoch - epoch_base_ : 0);
-          bytes += s->buffered_bytes();
-        }
-        stream_bytes_ = bytes;
-      } catch (...) {
-      }
-      bool final_item = !item.status.ok() || !item.batch;
-      {
-        std::lock_guard lock(mu_);
-        const uint64_t bytes = item.bytes;
-        try {
-          ready_.push_back(std::move(item));
-          ready_bytes_ += bytes;
-        } catch (...) {
-          producer_failed_ = true;  // Next() reports it
-          final_item = true;
-        }
-      }
-      cv_.notify_all();
-      if (final_item) return;
+      stream_bytes_ = bytes;
+    } catch (...) {
     }
   }
 
-  // One step as an Item; an exception (out of memory) becomes its Status,
+  // One step as an item; an exception (out of memory) becomes its Status,
   // since one escaping this thread would end the process.
-  Item ProduceItem() noexcept {
-    Item item;
+  PrefetchItem ProduceItem() noexcept {
+    PrefetchItem item;
     try {
       auto produced = ProduceStep(&item.ended_source);
       if (!produced.ok()) {
         item.status = produced.status();
       } else {
         item.batch = std::move(produced).value();
-        if (item.batch) item.bytes = BatchBytes(*item.batch);
+        if (item.batch) item.bytes = loader::RowPacker::BatchBytes(*item.batch);
         item.state = StateJson(next_step_);
       }
     } catch (const std::bad_alloc&) {
-      item = Item();
+      item = PrefetchItem();
       item.status = Status::ResourceExhausted(
           "out of memory preparing global step " + std::to_string(next_step_) + " (batch_size " +
           std::to_string(o_.batch_size) + " x seq_len " + std::to_string(o_.seq_len) +
           "): lower batch_size, seq_len, prefetch_batches or window_blocks");
     } catch (const std::exception& e) {
-      item = Item();
+      item = PrefetchItem();
       item.status = Status::Internal("preparing global step " + std::to_string(next_step_) + ": " + e.what());
     }
     return item;
   }
 
-  static uint64_t BatchBytes(const Batch& b) {
-    return b.tokens64.size() * 8 + (b.tokens32.size() + b.document_ids.size() + b.cu_seqlens.size()) * 4 +
-           b.attention_mask.size();
-  }
-
   // One global step; this rank's rows in a Batch; nullopt at the end, with
   // *ended_source the source that ran out.
   Result<std::optional<Batch>> ProduceStep(std::optional<uint32_t>* ended_source) {
-    const uint32_t B = o_.batch_size, T = o_.seq_len, W = o_.world_size;
-    Batch batch;
-    batch.batch_size = B;
-    batch.seq_len = T;
-    batch.int32 = o_.int32_ids;
-    batch.step = next_step_;
-    const size_t n = size_t{B} * T;
-    if (o_.int32_ids) {
-      batch.tokens32.resize(3 * n);
-    } else {
-      batch.tokens64.resize(3 * n);
-    }
-    batch.document_ids.resize(n);
-    if (!o_.pack) batch.attention_mask.resize(n);
-    batch.cu_seqlens.push_back(0);
-    batch.source_of_row.resize(B);
+    const uint32_t B = o_.batch_size, W = o_.world_size;
+    Batch batch = packer_.StartBatch(B, next_step_);
     // Work on copies of the positions: a step that cannot be filled leaves
     // the streams where the last complete step left them.
     std::vector<SourcePosition> saved;
     for (const auto& s : streams_) saved.push_back(s->position());
-    Mixer saved_mixer = mixer_;
+    const SourceMixer saved_mixer = mixer_;
     for (uint64_t j = 0; j < uint64_t{B} * W; ++j) {
       const size_t src = mixer_.Next();
       const uint64_t owner = j / B;
       const bool mine = owner == o_.rank;
       const uint32_t row = static_cast<uint32_t>(j % B);
       if (mine) batch.source_of_row[row] = static_cast<uint32_t>(src);
-      TF_ASSIGN_OR_RETURN(bool filled, mine ? FillRow(*streams_[src], row, &batch) : SkipRow(*streams_[src]));
+      TF_ASSIGN_OR_RETURN(bool filled,
+                          mine ? packer_.FillRow(*streams_[src], row, &batch) : packer_.SkipRow(*streams_[src]));
       if (!filled) {
         for (size_t s = 0; s < streams_.size(); ++s) streams_[s]->Seek(saved[s]);
         mixer_ = saved_mixer;
@@ -561,129 +377,17 @@ class LoaderImpl final : public Loader {
     return std::optional<Batch>(std::move(batch));
   }
 
-  // Counts one row's tokens past without copying them. false: the data ended.
-  Result<bool> SkipRow(SourceStream& s) {
-    if (!o_.pack) {
-      TF_ASSIGN_OR_RETURN(bool ok, s.Ready());
-      if (!ok) return false;
-      s.Advance(s.length() - s.token_offset());
-      return true;
-    }
-    uint32_t left = o_.seq_len;
-    while (left > 0) {
-      TF_ASSIGN_OR_RETURN(bool ok, s.Ready());
-      if (!ok) return false;
-      uint32_t take = std::min(left, s.length() - s.token_offset());
-      s.Advance(take);
-      left -= take;
-    }
-    return true;
-  }
-
-  template <typename T>
-  Result<bool> FillRowAs(SourceStream& s, uint32_t row, Batch* b, T* ids, T* labels, T* positions) {
-    const uint32_t Tn = o_.seq_len;
-    const size_t base = size_t{row} * Tn;
-    int32_t* docs = b->document_ids.data() + base;
-    const int32_t flat_base = static_cast<int32_t>(base);
-    if (!o_.pack) {
-      TF_ASSIGN_OR_RETURN(bool ok, s.Ready());
-      if (!ok) return false;
-      const uint32_t len = s.length();
-      const uint32_t take = std::min(len, Tn);
-      s.CopyTokens(0, take, ids + base);
-      // The padding after a short document is a piece of its own (as
-      // cu_seqlens has it): document 1 of the row, positions from 0.
-      for (uint32_t t = 0; t < Tn; ++t) {
-        const bool pad = t >= take;
-        positions[base + t] = static_cast<T>(pad ? t - take : t);
-        docs[t] = pad ? 1 : 0;
-        b->attention_mask[base + t] = pad ? 0 : 1;
-        if (pad) ids[base + t] = static_cast<T>(o_.pad_id);
-        labels[base + t] = t + 1 < take ? ids[base + t + 1] : static_cast<T>(o_.ignore_index);
-      }
-      b->tokens += take;
-      b->cu_seqlens.push_back(flat_base + static_cast<int32_t>(take));
-      if (take < Tn) b->cu_seqlens.push_back(flat_base + static_cast<int32_t>(Tn));  // the padding
-      b->max_seqlen = std::max<int32_t>(b->max_seqlen, static_cast<int32_t>(std::max(take, Tn - take)));
-      s.Advance(len - s.token_offset());
-      return true;
-    }
-    uint32_t t = 0;
-    int32_t segment = 0;
-    uint32_t ended_inside[64];  // row positions where a document ended before the row did
-    uint32_t n_ended = 0;
-    bool ended_at_row_end = false;
-    while (t < Tn) {
-      TF_ASSIGN_OR_RETURN(bool ok, s.Ready());
-      if (!ok) return false;
-      const uint32_t from = s.token_offset();
-      const uint32_t len = s.length();
-      const uint32_t take = std::min(Tn - t, len - from);
-      // HOT PATH: copies and fills that the compiler vectorizes.
-      s.CopyTokens(from, take, ids + base + t);
-      T* pos = positions + base + t;
-      for (uint32_t k = 0; k < take; ++k) pos[k] = static_cast<T>(k);
-      std::fill(docs + t, docs + t + take, segment);
-      // Labels: the next token of the same document (the one after the row
-      // when the document goes on), else nothing (see cross_document_labels).
-      if (take > 1) std::copy(ids + base + t + 1, ids + base + t + take, labels + base + t);
-      const bool doc_continues = from + take < len;
-      labels[base + t + take - 1] =
-          doc_continues ? static_cast<T>(s.TokenAt(from + take)) : static_cast<T>(o_.ignore_index);
-      if (!doc_continues) {
-        if (t + take < Tn) {
-          if (n_ended < 64) ended_inside[n_ended++] = t + take - 1;
-        } else {
-          ended_at_row_end = true;
-        }
-      }
-      s.Advance(take);
-      b->max_seqlen = std::max<int32_t>(b->max_seqlen, static_cast<int32_t>(take));
-      b->cu_seqlens.push_back(flat_base + static_cast<int32_t>(t + take));
-      t += take;
-      ++segment;
-    }
-    if (o_.cross_document_labels) {
-      for (uint32_t k = 0; k < n_ended; ++k) labels[base + ended_inside[k]] = ids[base + ended_inside[k] + 1];
-      if (n_ended == 64) {  // more documents than the list holds: find the rest by their ignore label
-        for (uint32_t k = 0; k + 1 < Tn; ++k) {
-          if (docs[k] != docs[k + 1]) labels[base + k] = ids[base + k + 1];
-        }
-      }
-      if (ended_at_row_end) {
-        TF_ASSIGN_OR_RETURN(bool more, s.Ready());
-        if (more) labels[base + Tn - 1] = static_cast<T>(s.TokenAt(s.token_offset()));
-      }
-    }
-    b->tokens += Tn;
-    return true;
-  }
-
-  Result<bool> FillRow(SourceStream& s, uint32_t row, Batch* b) {
-    if (o_.int32_ids) {
-      return FillRowAs<int32_t>(s, row, b, b->input_ids32().data(), b->labels32().data(),
-                                b->position_ids32().data());
-    }
-    return FillRowAs<int64_t>(s, row, b, b->input_ids64().data(), b->labels64().data(), b->position_ids64().data());
-  }
-
   LoaderOptions o_;
+  loader::RowPacker packer_;
   topic::TopicConfig topic_config_;
   loader::Snapshot snapshot_;
   std::vector<std::unique_ptr<SourceStream>> streams_;
-  Mixer mixer_;
+  SourceMixer mixer_;
   std::string fingerprint_;
   uint64_t next_step_ = 0;   // owned by the prefetch thread while it runs
   uint64_t epoch_base_ = 0;  // the first epoch of the current round
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Item> ready_;
-  uint64_t ready_bytes_ = 0;
-  bool producer_failed_ = false;  // an item could not be handed over; guarded by mu_
-  bool stop_ = false;
-  std::thread thread_;
+  loader::Prefetcher prefetcher_;
   std::atomic<uint64_t> stream_bytes_{0};
   mutable std::mutex lag_mu_;
   std::vector<LoaderMetrics::PartitionLag> lag_;
