@@ -17,16 +17,12 @@
 #include <vector>
 
 #include "tokenfeed/status.h"
+#include "tokenfeed/utf8_policy.h"
 
 namespace tokenfeed {
 
 using TokenId = uint32_t;
 
-// What to do with bytes that are not valid UTF-8.
-enum class Utf8Policy : uint8_t {
-  kReplace,  // each maximal invalid subpart becomes U+FFFD (Python's errors="replace")
-  kReject,   // InvalidArgument naming the byte offset
-};
 
 struct TokenizerOptions {
   // Use the hand-written pre-tokenizer scanners for the patterns that have

@@ -45,10 +45,9 @@ std::string_view TextOf(nb::handle obj, std::string* storage) {
 }
 
 Utf8Policy ParsePolicy(const std::string& utf8) {
-  if (utf8 == "replace") return Utf8Policy::kReplace;
-  if (utf8 == "reject") return Utf8Policy::kReject;
-  RaiseInvalidArgument("utf8 must be 'replace' (invalid bytes become U+FFFD) or 'reject' (they raise), not '" +
-                       utf8 + "'");
+  Result<Utf8Policy> policy = ParseUtf8Policy(utf8);
+  if (!policy.ok()) RaiseInvalidArgument("utf8: " + policy.status().message());
+  return *policy;
 }
 
 template <typename T>

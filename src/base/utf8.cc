@@ -1,8 +1,11 @@
 #include "base/utf8.h"
 
 #include <cstring>
+#include <string>
 
 #include <simdjson.h>
+
+#include "tokenfeed/utf8_policy.h"
 
 namespace tokenfeed {
 namespace {
@@ -111,6 +114,14 @@ void AppendUtf8(char32_t cp, std::string* out) {
     len = 4;
   }
   out->append(buf, len);
+}
+
+Result<Utf8Policy> ParseUtf8Policy(std::string_view name) {
+  if (name == "replace") return Utf8Policy::kReplace;
+  if (name == "reject") return Utf8Policy::kReject;
+  return Status::InvalidArgument(
+      "the UTF-8 policy must be 'replace' (invalid bytes become U+FFFD) or 'reject' (the text is refused), not '" +
+      std::string(name) + "'");
 }
 
 }  // namespace tokenfeed

@@ -29,7 +29,7 @@ struct IngestCliOptions {
 Status ConvertArguments(const IngestCliOptions& c, ingest::IngestOptions* o) {
   TF_ASSIGN_OR_RETURN(o->reader.format, text::ParseInputFormat(c.format));
   TF_ASSIGN_OR_RETURN(o->reader.text_mode, text::ParseTextMode(c.text_mode));
-  TF_ASSIGN_OR_RETURN(o->reader.utf8, text::ParseUtf8Policy(c.utf8));
+  TF_ASSIGN_OR_RETURN(o->reader.utf8, ParseUtf8Policy(c.utf8));
   TF_ASSIGN_OR_RETURN(o->shard, text::ShardSpec::Parse(c.shard));
   TF_RETURN_IF_ERROR(topic::KindOf(o->to_uri).status());
   return ApplyKafkaOptions(c.kafka, &o->writer);

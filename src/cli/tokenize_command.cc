@@ -17,6 +17,7 @@
 #include "base/thread_guard.h"
 #include "base/utf8.h"
 #include "cli/command.h"
+#include "document/document_encoder.h"
 #include "text/byte_source.h"
 #include "text/json_text_field.h"
 #include "tokenfeed/tokenizer.h"
@@ -139,10 +140,14 @@ void AppendIds(const std::vector<TokenId>& ids, std::string* out) {
 Status RunTokenize(const TokenizeOptions& opts) {
   TokenizerOptions topts;
   TF_ASSIGN_OR_RETURN(auto tokenizer, Tokenizer::FromFile(opts.tokenizer, topts));
-  EncodeOptions eopts;
-  eopts.add_special_tokens = opts.add_special_tokens;
-  eopts.split_special_tokens = opts.split_special_tokens;
-  eopts.utf8 = opts.utf8 == "reject" ? Utf8Policy::kReject : Utf8Policy::kReplace;
+  // The reference's semantics: special-token text is the token unless
+  // --split-special-tokens; no BOS/EOS beyond what the post-processor adds.
+  document::DocumentOptions stage;
+  stage.post_processor = opts.add_special_tokens;
+  stage.keep_special_tokens = !opts.split_special_tokens;
+  TF_ASSIGN_OR_RETURN(stage.utf8, ParseUtf8Policy(opts.utf8));
+  TF_ASSIGN_OR_RETURN(const document::DocumentEncoder encoder,
+                      document::DocumentEncoder::Create(std::move(tokenizer), stage, opts.tokenizer));
   unsigned threads = opts.threads > 0 ? static_cast<unsigned>(opts.threads)
                                       : std::max(1u, std::thread::hardware_concurrency());
 
@@ -192,12 +197,12 @@ Status RunTokenize(const TokenizeOptions& opts) {
             skipped[i] = 1;
             continue;
           }
-          auto text = ExtractText(field, line, eopts.utf8, &buffers[t]);
+          auto text = ExtractText(field, line, stage.utf8, &buffers[t]);
           if (!text.ok()) {
             errors[i] = text.status();
             continue;
           }
-          errors[i] = tokenizer->Encode(*text, &ids[i], eopts);  // reports what it throws as a Status
+          errors[i] = encoder.Encode(*text, &ids[i]);  // reports what it throws as a Status
         }
       };
       // A worker's failure outside one line's encoding (out of memory reading

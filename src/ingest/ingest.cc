@@ -29,6 +29,7 @@
 
 #include "base/json_writer.h"
 #include "base/thread_guard.h"
+#include "document/document_encoder.h"
 #include "ingest/progress_reporter.h"
 #include "ingest/record_attributes.h"
 #include "ingest/resume_plan.h"
@@ -190,8 +191,15 @@ class Ingest {
     const auto started = Clock::now();
     TF_ASSIGN_OR_RETURN(sources_, text::SourceSet::Expand(o_.inputs, o_.shard));
     TF_ASSIGN_OR_RETURN(cleaner_, text::Cleaner::Create(o_.clean));
-    TF_ASSIGN_OR_RETURN(tokenizer_, Tokenizer::FromFile(o_.tokenizer_path));
-    TF_RETURN_IF_ERROR(ResolveSpecialTokens());
+    TF_ASSIGN_OR_RETURN(std::shared_ptr<const Tokenizer> tokenizer, Tokenizer::FromFile(o_.tokenizer_path));
+    document::DocumentOptions stage;
+    stage.add_bos = o_.add_bos;
+    stage.add_eos = o_.add_eos;
+    stage.keep_special_tokens = o_.keep_special_tokens;
+    // The reader made the text valid UTF-8 (or rejected it) already.
+    TF_ASSIGN_OR_RETURN(document::DocumentEncoder encoder,
+                        document::DocumentEncoder::Create(std::move(tokenizer), stage, o_.tokenizer_path));
+    encoder_.emplace(std::move(encoder));
     TF_ASSIGN_OR_RETURN(uint64_t tokenizer_hash, HashFile(o_.tokenizer_path));
 
     // Open the topic first: a wrong URI or an unwritable directory stops the
@@ -315,22 +323,6 @@ class Ingest {
     }
     if (!existing.status().IsNotFound()) return existing.status();
     return o_.writer.partitions == 0 ? 1u : o_.writer.partitions;
-  }
-
-  Status ResolveSpecialTokens() {
-    if (o_.add_bos) {
-      if (!tokenizer_->bos_id()) {
-        return Status::InvalidArgument(o_.tokenizer_path + " has no document-start token for --add-bos");
-      }
-      bos_ = *tokenizer_->bos_id();
-    }
-    if (o_.add_eos) {
-      if (!tokenizer_->eos_id()) {
-        return Status::InvalidArgument(o_.tokenizer_path + " has no document-end token for --add-eos");
-      }
-      eos_ = *tokenizer_->eos_id();
-    }
-    return Status::OK();
   }
 
   // ---- reader thread
@@ -489,21 +481,17 @@ class Ingest {
 
   // ---- worker threads
   void Work() {
-    EncodeOptions eo;
-    eo.split_special_tokens = !o_.keep_special_tokens;
     while (auto c = pipe_->PopWork()) {
       c->ids.clear();
       c->id_ends.clear();
       for (const Chunk::Doc& d : c->docs) {
-        if (bos_) c->ids.push_back(*bos_);
         // The reader made the text valid UTF-8; what can still fail is a
         // general-path regex search past its limits.
-        Status s = tokenizer_->Encode(std::string_view(c->text).substr(d.text_begin, d.text_len), &c->ids, eo);
+        Status s = encoder_->Encode(std::string_view(c->text).substr(d.text_begin, d.text_len), &c->ids);
         if (!s.ok() && c->error.ok()) {
           c->error = s.WithContext(sources_.files()[d.file_index].path + ":" + std::to_string(d.line) +
                                    ": the document cannot be tokenized");
         }
-        if (eos_) c->ids.push_back(*eos_);
         c->id_ends.push_back(static_cast<uint32_t>(c->ids.size()));
       }
       pipe_->PushDone(std::move(c));
@@ -568,8 +556,7 @@ class Ingest {
   const std::atomic<bool>* stop_;
   text::SourceSet sources_;
   text::Cleaner cleaner_ = text::Cleaner::Create({}).value();
-  std::shared_ptr<const Tokenizer> tokenizer_;
-  std::optional<TokenId> bos_, eos_;
+  std::optional<document::DocumentEncoder> encoder_;  // set before any thread starts
   std::unique_ptr<topic::TopicWriter> writer_;
   std::vector<PartitionId> owned_;
   // Each input's resolved absolute path (ComparablePath), as records name it.

@@ -24,6 +24,7 @@
 #include <thread>
 #include <utility>
 
+#include "document/document_encoder.h"
 #include "kafka/admin_client.h"
 #include "kafka/client_options.h"
 #include "kafka/group_consumer.h"
@@ -116,17 +117,15 @@ class Service {
                         kafka::ClientOptionsForUri(o_.to_uri, {}, c.kafka_config_file, c.kafka_properties,
                                                    c.kafka_timeout, &to));
     source_ = from.ToString();
-    TF_ASSIGN_OR_RETURN(tokenizer_, Tokenizer::FromFile(o_.tokenizer_path));
-    if (o_.add_bos) {
-      if (!tokenizer_->bos_id()) return Status::InvalidArgument(o_.tokenizer_path + " has no document-start token for --add-bos");
-      bos_ = *tokenizer_->bos_id();
-    }
-    if (o_.add_eos) {
-      if (!tokenizer_->eos_id()) return Status::InvalidArgument(o_.tokenizer_path + " has no document-end token for --add-eos");
-      eos_ = *tokenizer_->eos_id();
-    }
-    encode_options_.split_special_tokens = !o_.keep_special_tokens;
-    encode_options_.stop = stop_;  // a stop request ends a batch of slow texts early
+    TF_ASSIGN_OR_RETURN(std::shared_ptr<const Tokenizer> tokenizer, Tokenizer::FromFile(o_.tokenizer_path));
+    document::DocumentOptions stage;
+    stage.add_bos = o_.add_bos;
+    stage.add_eos = o_.add_eos;
+    stage.keep_special_tokens = o_.keep_special_tokens;
+    // The decoder repaired invalid UTF-8 already (serve's policy is replace).
+    TF_ASSIGN_OR_RETURN(document::DocumentEncoder encoder,
+                        document::DocumentEncoder::Create(std::move(tokenizer), stage, o_.tokenizer_path));
+    documents_.emplace(std::move(encoder));
     TF_ASSIGN_OR_RETURN(cleaner_, text::Cleaner::Create(o_.clean));
     if (const kafka::ConfigEntry* m = client.config.Find("message.max.bytes")) {
       if (auto n = ParseBytes(m->value)) max_record_bytes_ = *n;
@@ -290,7 +289,8 @@ class Service {
     if (batched) {
       views_.clear();
       for (const Kept& k : kept_) views_.push_back(std::string_view(arena_).substr(k.text_begin, k.text_len));
-      Status encoded = tokenizer_->EncodeBatch(views_, &batch_ids_, encode_options_, o_.threads);
+      // A stop request ends a batch of slow texts early.
+      Status encoded = documents_->EncodeBatch(views_, &batch_ids_, o_.threads, stop_);
       // A text the tokenizer refuses (a regex search past its limits) is
       // rejected alone below, where the texts are encoded one by one again;
       // anything else (out of memory) fails the transaction.
@@ -300,23 +300,20 @@ class Service {
     for (size_t i = 0; i < kept_.size(); ++i) {
       const Kept& k = kept_[i];
       ids_.clear();
-      if (bos_) ids_.push_back(*bos_);
       if (batched) {
-        ids_.insert(ids_.end(), batch_ids_[i].begin(), batch_ids_[i].end());
+        ids_.swap(batch_ids_[i]);
       } else {
         // One slow text after another (each up to its regex time budget)
         // must not keep a stop request waiting: the transaction is aborted
         // and its messages are processed again by the next run.
         if (stop_ && stop_->load()) return Status::Aborted("stopping");
-        Status encoded =
-            tokenizer_->Encode(std::string_view(arena_).substr(k.text_begin, k.text_len), &ids_, encode_options_);
+        Status encoded = documents_->Encode(std::string_view(arena_).substr(k.text_begin, k.text_len), &ids_);
         if (!encoded.ok()) {
           if (encoded.code() != StatusCode::kInvalidArgument) return encoded;
           RejectAt(text::DropReason::kUntokenizable, k.partition, k.offset, encoded.message());
           continue;
         }
       }
-      if (eos_) ids_.push_back(*eos_);
       TF_RETURN_IF_ERROR(Produce(k));
     }
     deliveries_.clear();
@@ -490,9 +487,7 @@ class Service {
   const std::atomic<bool>* stop_;
   std::string source_;
   std::string transactional_id_;
-  std::shared_ptr<const Tokenizer> tokenizer_;
-  std::optional<TokenId> bos_, eos_;
-  EncodeOptions encode_options_;
+  std::optional<document::DocumentEncoder> documents_;
   text::Cleaner cleaner_ = text::Cleaner::Create({}).value();
   RawMessageDecoder decoder_;
   static constexpr const char* kProducerLimit = "the producer's message.max.bytes";

@@ -45,11 +45,6 @@ Result<TextMode> ParseTextMode(std::string_view name) {
   return Status::InvalidArgument("unknown text mode '" + std::string(name) + "'; use line, paragraph or file");
 }
 
-Result<Utf8Policy> ParseUtf8Policy(std::string_view name) {
-  if (name == "replace") return Utf8Policy::kReplace;
-  if (name == "reject") return Utf8Policy::kReject;
-  return Status::InvalidArgument("unknown UTF-8 policy '" + std::string(name) + "'; use replace or reject");
-}
 
 void AppendRejectJsonLine(const Reject& reject, std::string* out) {
   JsonWriter j(out);

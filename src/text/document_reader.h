@@ -16,6 +16,7 @@
 #include "text/drop_reason.h"
 #include "text/source_set.h"
 #include "tokenfeed/status.h"
+#include "tokenfeed/utf8_policy.h"
 
 namespace tokenfeed::text {
 
@@ -33,16 +34,11 @@ enum class TextMode : uint8_t {
   kFile,       // the whole file is one document
 };
 
-enum class Utf8Policy : uint8_t {
-  kReplace,  // each maximal invalid subpart becomes U+FFFD (Python's errors="replace")
-  kReject,   // the document is rejected as invalid_utf8, naming the first bad byte's offset
-};
-
 // Parse the command-line spellings: "auto"/"jsonl"/"text", "line"/"paragraph"/
-// "file", "replace"/"reject". InvalidArgument listing the choices otherwise.
+// "file" (the UTF-8 policy: ParseUtf8Policy, tokenfeed/utf8_policy.h).
+// InvalidArgument listing the choices otherwise.
 Result<InputFormat> ParseInputFormat(std::string_view name);
 Result<TextMode> ParseTextMode(std::string_view name);
-Result<Utf8Policy> ParseUtf8Policy(std::string_view name);
 
 struct ReaderOptions {
   InputFormat format = InputFormat::kAuto;
