@@ -92,15 +92,17 @@ class KafkaTopicWriter final : public TopicWriter {
   Result<std::span<uint8_t>> Reserve(PartitionId partition, size_t size) override {
     TF_RETURN_IF_ERROR(first_error_);
     TF_RETURN_IF_ERROR(CheckOwned(partition));
+    // Refused before it is queued, and still the end of the writer, as any
+    // failure is (docs/kafka.md).
     if (topic_limit_ && size + kBatchOverheadBytes > static_cast<size_t>(*topic_limit_)) {
-      return Status::ResourceExhausted(
+      return Fail(Status::ResourceExhausted(
           uri_ + " partition " + ToString(partition) + ": a record of " + std::to_string(size) +
           " bytes does not fit the topic's max.message.bytes = " + std::to_string(*topic_limit_) +
           " (a record needs its size plus " + std::to_string(kBatchOverheadBytes) +
           " bytes of batch framing): raise max.message.bytes on topic '" + parsed_.topic +
           "' (kafka-configs.sh --alter --entity-type topics --entity-name " + parsed_.topic +
           " --add-config max.message.bytes=N), and the producer's message.max.bytes (-X message.max.bytes=N) "
-          "if the record is above 1000000 bytes");
+          "if the record is above 1000000 bytes"));
     }
     OpenBatch& b = open_[partition.value()];
     const size_t at = b.bytes.size();

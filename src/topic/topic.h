@@ -109,11 +109,12 @@ class TopicWriter {
   // Adds one record of exactly `size` bytes to the end of `partition`'s open
   // batch and returns where to write it: every byte must be written before
   // the next call on this writer, which may move the open batch (the span is
-  // invalid then). Nothing is added, and the open batch and the writer stay
-  // usable, when the partition is not open here (InvalidArgument) or the
-  // transport cannot store the record (the log: it would make the open batch
-  // larger than 1 GiB, InvalidArgument; Kafka: it is above the topic's
-  // max.message.bytes, ResourceExhausted).
+  // invalid then). Nothing is added when the partition is not open here
+  // (InvalidArgument) or the transport cannot store the record: the log
+  // refuses one that would make the open batch larger than 1 GiB
+  // (InvalidArgument; the open batch and the writer stay usable), Kafka one
+  // above the topic's max.message.bytes (ResourceExhausted, and like any
+  // Kafka failure it ends the writer).
   virtual Result<std::span<uint8_t>> Reserve(PartitionId partition, size_t size) = 0;
   // Appends `partition`'s open batch (nothing when it is empty): its records
   // get the partition's next offsets, in the order they were reserved, and a

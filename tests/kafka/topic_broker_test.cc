@@ -4,7 +4,8 @@
 // reports the stored range, stops fetching at a read end and reads on after
 // seeks and new ends; the writer's last record looks past markers; a
 // topic limit below the default batch size is respected, a record above it
-// is a clear error before it is queued.
+// is a clear error that stops the writer; reserved records are written on
+// Commit, an abandoned open batch never.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -274,7 +275,7 @@ TEST_F(TopicOnKafkaTest, ExistingTopicKeepsItsShapeAndMissingOnesNeedPermission)
       << refused_property.status().ToString();
 }
 
-TEST_F(TopicOnKafkaTest, SmallTopicLimitShrinksBatchesAndAnOversizedRecordIsRefusedBeforeItIsQueued) {
+TEST_F(TopicOnKafkaTest, SmallTopicLimitShrinksBatchesAndAnOversizedRecordStopsTheWriter) {
   const std::string name = CreateTopic(1, {{"max.message.bytes", "20000"}});
   auto w = topic::OpenTopicWriter(Uri(name), Config(1));
   ASSERT_TRUE(w.ok()) << w.status().ToString();
@@ -288,13 +289,12 @@ TEST_F(TopicOnKafkaTest, SmallTopicLimitShrinksBatchesAndAnOversizedRecordIsRefu
   EXPECT_EQ(big.code(), StatusCode::kResourceExhausted) << big.ToString();
   EXPECT_NE(big.message().find("30000 bytes"), std::string::npos) << big.ToString();
   EXPECT_NE(big.message().find("max.message.bytes = 20000"), std::string::npos) << big.ToString();
-  // Refused at Reserve, before anything of that Append was queued: the
-  // partition is still a prefix of the appends, and the writer goes on.
-  ASSERT_TRUE(Append(**w, 0, Records(0, 1)).ok());
-  ASSERT_TRUE((*w)->Close().ok());
+  // Nothing more is written after a failure: the partition stays a prefix.
+  EXPECT_EQ(Append(**w, 0, Records(0, 1)).code(), StatusCode::kResourceExhausted);
+  EXPECT_FALSE((*w)->Close().ok());
   auto summary = topic::DescribeTopic(Uri(name), Config(0));
   ASSERT_TRUE(summary.ok());
-  EXPECT_EQ(summary->partitions[0].records(), fitting.size() + 1);
+  EXPECT_EQ(summary->partitions[0].records(), fitting.size());
 }
 
 TEST_F(TopicOnKafkaTest, ReservedRecordsAreWrittenOnCommitAndAnAbandonedBatchNever) {
