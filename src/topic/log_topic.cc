@@ -29,11 +29,14 @@ class LogTopicWriter final : public TopicWriter {
     TF_ASSIGN_OR_RETURN(Partition * p, Open(partition));
     const uint64_t stored = p->batch.size_bytes_with(size);
     if (stored > log::BatchBuilder::kMaxBytes) [[unlikely]] {
-      return Status::InvalidArgument(
-          uri() + " partition " + ToString(partition) + ": a record of " + std::to_string(size) + " bytes " +
-          (p->batch.empty() ? std::string("is") : "after the " + std::to_string(p->batch.record_count()) +
-                                                       " records of the open batch would be") +
-          " larger than a batch may be (1 GiB): commit the open batch first, or split the document");
+      const std::string where = uri() + " partition " + ToString(partition) + ": a record of " +
+                                std::to_string(size) + " bytes";
+      if (p->batch.empty()) {
+        return Status::InvalidArgument(where + " is larger than a batch may be (1 GiB): store smaller records");
+      }
+      return Status::InvalidArgument(where + " after the " + std::to_string(p->batch.record_count()) +
+                                     " records of the open batch would make it larger than a batch may be "
+                                     "(1 GiB): commit smaller batches");
     }
     return std::span<uint8_t>(p->batch.AddUninitialized(size), size);
   }

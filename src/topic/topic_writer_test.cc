@@ -134,6 +134,7 @@ TEST_F(LogWriterTest, SizesTheLogCannotStoreAreErrorsAndTheWriterGoesOn) {
     ASSERT_FALSE(r.ok()) << size;
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << r.status().ToString();
     EXPECT_NE(r.status().message().find("partition 0"), std::string::npos) << r.status().ToString();
+    EXPECT_NE(r.status().message().find("commit smaller batches"), std::string::npos) << r.status().ToString();
   }
   auto elsewhere = w->Reserve(PartitionId(7), 4);
   ASSERT_FALSE(elsewhere.ok());
@@ -150,6 +151,9 @@ TEST_F(LogWriterTest, SizesTheLogCannotStoreAreErrorsAndTheWriterGoesOn) {
       {kNoBytes, size_t{1} << 31}};
   EXPECT_EQ(w->Append(p0, spans).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(w->EndOffset(p0).value(), Offset(0));
+  auto alone = w->Reserve(p0, SIZE_MAX);  // into the empty open batch the failed Append left
+  ASSERT_FALSE(alone.ok());
+  EXPECT_NE(alone.status().message().find("store smaller records"), std::string::npos) << alone.status().ToString();
 
   ASSERT_TRUE(Put(*w, p0, "after").ok());
   ASSERT_TRUE(w->Commit(p0).ok());
