@@ -20,7 +20,8 @@ namespace tokenfeed::log {
 
 // Builds one batch in memory. Reuse one builder for every batch (Clear()
 // between them): its buffer keeps its capacity, so the hot path does not
-// allocate once the buffer has grown to the batch size.
+// allocate once the buffer has grown to the batch size. A new builder
+// allocates nothing until its first record.
 class BatchBuilder {
  public:
   BatchBuilder();
@@ -42,6 +43,12 @@ class BatchBuilder {
   bool empty() const { return count_ == 0; }
   // The size of the batch as stored, header included.
   size_t size_bytes() const { return size_; }
+  // The size of the batch as stored after adding a record of `record_size`
+  // bytes (its length field and padding included), without overflowing: a
+  // writer compares it with kMaxBytes before AddUninitialized.
+  uint64_t size_bytes_with(size_t record_size) const;
+  // The largest batch PartitionWriter::Append takes.
+  static constexpr uint64_t kMaxBytes = uint64_t{1} << 30;
 
  private:
   friend struct BatchBuilderAccess;

@@ -499,9 +499,11 @@ class Ingest {
   }
 
   // ---- writer (calling thread)
+  // A partition's open batch in the topic writer: its records are encoded in
+  // place (Reserve) and committed once they reach --batch-bytes.
   struct Pending {
-    std::string bytes;
-    std::vector<std::pair<size_t, size_t>> records;  // offset, size in bytes
+    uint64_t bytes = 0;  // of the records, as --batch-bytes counts them
+    uint64_t records = 0;
   };
 
   Status Write() {
@@ -523,15 +525,16 @@ class Ingest {
         std::span<const uint32_t> ids(c->ids.data() + begin, end - begin);
         TF_RETURN_IF_ERROR(encoder.Prepare(f, ids)
                                .WithContext(std::string(f.source_path) + ":" + std::to_string(d.line)));
+        Result<std::span<uint8_t>> dest = writer_->Reserve(owned_[d.partition_slot], encoder.size());
+        if (!dest.ok()) return dest.status().WithContext(std::string(f.source_path) + ":" + std::to_string(d.line));
+        encoder.WriteTo(dest->data());
         Pending& p = pending[d.partition_slot];
-        size_t at = p.bytes.size();
-        p.bytes.resize(at + encoder.size());
-        encoder.WriteTo(reinterpret_cast<uint8_t*>(p.bytes.data() + at));
-        p.records.emplace_back(at, encoder.size());
+        p.bytes += encoder.size();
+        p.records += 1;
         stats_.tokens_written += end - begin;
         stats_.text_bytes += d.text_len;
         begin = end;
-        if (p.bytes.size() >= o_.batch_bytes) TF_RETURN_IF_ERROR(Flush(d.partition_slot, &p));
+        if (p.bytes >= o_.batch_bytes) TF_RETURN_IF_ERROR(Flush(d.partition_slot, &p));
       }
       progress_->Tokens(c->ids.size());
     }
@@ -540,15 +543,11 @@ class Ingest {
   }
 
   Status Flush(size_t slot, Pending* p) {
-    if (p->records.empty()) return Status::OK();
-    spans_.clear();
-    const auto* base = reinterpret_cast<const uint8_t*>(p->bytes.data());
-    for (auto [at, size] : p->records) spans_.emplace_back(base + at, size);
-    TF_RETURN_IF_ERROR(writer_->Append(owned_[slot], spans_));
-    stats_.documents_written += p->records.size();
-    stats_.record_bytes += p->bytes.size();
-    p->bytes.clear();
-    p->records.clear();
+    if (p->records == 0) return Status::OK();
+    TF_RETURN_IF_ERROR(writer_->Commit(owned_[slot]));
+    stats_.documents_written += p->records;
+    stats_.record_bytes += p->bytes;
+    *p = Pending();
     return Status::OK();
   }
 
@@ -578,7 +577,6 @@ class Ingest {
   uint64_t skipped_ = 0;
   std::mutex stats_mu_;
   IngestStats stats_;
-  std::vector<std::span<const uint8_t>> spans_;
 };
 
 }  // namespace

@@ -9,8 +9,11 @@
 namespace tokenfeed::log {
 
 namespace f = format;
+static_assert(BatchBuilder::kMaxBytes == f::kMaxBatchBytes);
 
-BatchBuilder::BatchBuilder() { Clear(); }
+// No memory until the first record: a writer keeps a builder for each of
+// its partitions, and may own many that it never writes.
+BatchBuilder::BatchBuilder() : size_(f::kBatchHeaderSize) {}
 BatchBuilder::BatchBuilder(BatchBuilder&& other) noexcept { *this = std::move(other); }
 
 BatchBuilder& BatchBuilder::operator=(BatchBuilder&& other) noexcept {
@@ -19,27 +22,24 @@ BatchBuilder& BatchBuilder::operator=(BatchBuilder&& other) noexcept {
   capacity_ = other.capacity_;
   count_ = other.count_;
   // The moved-from builder is empty and allocates again on its next use.
-  other.size_ = other.capacity_ = 0;
+  other.size_ = f::kBatchHeaderSize;
+  other.capacity_ = 0;
   other.count_ = 0;
   return *this;
 }
 BatchBuilder::~BatchBuilder() = default;
 
 void BatchBuilder::Clear() {
-  if (data_ == nullptr || capacity_ < f::kBatchHeaderSize) {
-    capacity_ = 64 << 10;
-    data_.reset(new uint8_t[capacity_]);  // default-initialised: no memset of memory about to be overwritten
-  }
   size_ = f::kBatchHeaderSize;  // the writer fills the header in place
   count_ = 0;
 }
 
 uint8_t* BatchBuilder::Grow(size_t n) {
-  if (data_ == nullptr) Clear();
   if (size_ + n > capacity_) {
-    const size_t new_capacity = std::max(capacity_ * 2, size_ + n);
+    const size_t new_capacity = std::max({capacity_ * 2, size_ + n, size_t{64} << 10});
+    // default-initialised: no memset of memory about to be overwritten
     std::unique_ptr<uint8_t[]> bigger(new uint8_t[new_capacity]);
-    std::memcpy(bigger.get(), data_.get(), size_);
+    if (data_ != nullptr) std::memcpy(bigger.get(), data_.get(), size_);
     data_ = std::move(bigger);
     capacity_ = new_capacity;
   }
@@ -57,6 +57,11 @@ uint8_t* BatchBuilder::AddUninitialized(size_t size) {
   std::memset(p + f::kEntryLengthSize + size, 0, entry - f::kEntryLengthSize - size);
   ++count_;
   return p + f::kEntryLengthSize;
+}
+
+uint64_t BatchBuilder::size_bytes_with(size_t record_size) const {
+  if (record_size > kMaxBytes) return UINT64_MAX;  // past any limit, and EntrySize cannot overflow
+  return uint64_t{size_} + f::EntrySize(record_size);
 }
 
 void BatchBuilder::Add(std::span<const uint8_t> record) {

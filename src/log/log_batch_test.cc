@@ -75,5 +75,25 @@ TEST_F(ChangedBytesTest, UnchangedBytesWalkAsBefore) {
   EXPECT_EQ(n, 300u);
 }
 
+// The size a writer checks before reserving a record in place: the entry's
+// length field and padding counted, and no overflow for absurd sizes.
+TEST(BatchBuilderTest, SizeWithARecordCountsItsEntryAndNeverWraps) {
+  BatchBuilder b;
+  EXPECT_TRUE(b.empty());
+  EXPECT_EQ(b.size_bytes(), f::kBatchHeaderSize);
+  EXPECT_EQ(b.size_bytes_with(0), f::kBatchHeaderSize + 4);
+  EXPECT_EQ(b.size_bytes_with(5), f::kBatchHeaderSize + 12);
+  uint8_t* p = b.AddUninitialized(5);
+  std::memcpy(p, "hello", 5);
+  EXPECT_EQ(b.size_bytes(), f::kBatchHeaderSize + 12);
+  EXPECT_EQ(b.size_bytes_with(4), f::kBatchHeaderSize + 12 + 8);
+  EXPECT_GT(b.size_bytes_with(BatchBuilder::kMaxBytes + 1), BatchBuilder::kMaxBytes);
+  EXPECT_GT(b.size_bytes_with(SIZE_MAX), BatchBuilder::kMaxBytes);
+  EXPECT_GT(b.size_bytes_with(SIZE_MAX - 2), BatchBuilder::kMaxBytes);
+  b.Clear();
+  EXPECT_EQ(b.size_bytes(), f::kBatchHeaderSize);
+  EXPECT_EQ(b.record_count(), 0u);
+}
+
 }  // namespace
 }  // namespace tokenfeed::log

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -86,30 +87,59 @@ class KafkaTopicWriter final : public TopicWriter {
   const std::string& uri() const override { return uri_; }
   uint32_t partition_count() const override { return partition_count_; }
 
-  Status Append(PartitionId partition, std::span<const std::span<const uint8_t>> records) override {
+  // The open batch is a plain buffer: the producer copies every record
+  // anyway, so building it in librdkafka's memory would save nothing.
+  Result<std::span<uint8_t>> Reserve(PartitionId partition, size_t size) override {
     TF_RETURN_IF_ERROR(first_error_);
     TF_RETURN_IF_ERROR(CheckOwned(partition));
-    const auto p = static_cast<int32_t>(partition.value());
-    for (const auto& r : records) {
-      if (topic_limit_ && r.size() + kBatchOverheadBytes > static_cast<size_t>(*topic_limit_)) {
-        return Fail(Status::ResourceExhausted(
-            uri_ + " partition " + ToString(partition) + ": a record of " + std::to_string(r.size()) +
-            " bytes does not fit the topic's max.message.bytes = " + std::to_string(*topic_limit_) +
-            " (a record needs its size plus " + std::to_string(kBatchOverheadBytes) +
-            " bytes of batch framing): raise max.message.bytes on topic '" + parsed_.topic +
-            "' (kafka-configs.sh --alter --entity-type topics --entity-name " + parsed_.topic +
-            " --add-config max.message.bytes=N), and the producer's message.max.bytes (-X message.max.bytes=N) "
-            "if the record is above 1000000 bytes"));
-      }
-      Status s = producer_->Produce(p, std::span<const std::byte>(), std::as_bytes(r), next_token_++);
-      if (!s.ok()) return Fail(s);
+    // Refused before it is queued, and still the end of the writer, as any
+    // failure is (docs/kafka.md).
+    if (topic_limit_ && size + kBatchOverheadBytes > static_cast<size_t>(*topic_limit_)) {
+      return Fail(Status::ResourceExhausted(
+          uri_ + " partition " + ToString(partition) + ": a record of " + std::to_string(size) +
+          " bytes does not fit the topic's max.message.bytes = " + std::to_string(*topic_limit_) +
+          " (a record needs its size plus " + std::to_string(kBatchOverheadBytes) +
+          " bytes of batch framing): raise max.message.bytes on topic '" + parsed_.topic +
+          "' (kafka-configs.sh --alter --entity-type topics --entity-name " + parsed_.topic +
+          " --add-config max.message.bytes=N), and the producer's message.max.bytes (-X message.max.bytes=N) "
+          "if the record is above 1000000 bytes"));
     }
+    OpenBatch& b = open_[partition.value()];
+    const size_t at = b.bytes.size();
+    b.bytes.resize(at + size);
+    b.ends.push_back(at + size);
+    return std::span<uint8_t>(b.bytes.data() + at, size);
+  }
+
+  Status Commit(PartitionId partition) override {
+    TF_RETURN_IF_ERROR(first_error_);
+    TF_RETURN_IF_ERROR(CheckOwned(partition));
+    OpenBatch& b = open_[partition.value()];
+    if (b.ends.empty()) return Status::OK();
+    const auto p = static_cast<int32_t>(partition.value());
+    size_t begin = 0;
+    for (size_t end : b.ends) {
+      const std::span<const uint8_t> r(b.bytes.data() + begin, end - begin);
+      begin = end;
+      Status s = producer_->Produce(p, std::span<const std::byte>(), std::as_bytes(r), next_token_++);
+      if (!s.ok()) return Fail(s);  // records after it must not follow (Fail)
+    }
+    b.bytes.clear();
+    b.ends.clear();
     // Serves the delivery reports so that they do not pile up, and finds a
     // failed record early.
     Status polled = producer_->PollDeliveries(milliseconds(0), &deliveries_);
     Absorb();
     if (!polled.ok()) return Fail(polled);
     return first_error_;
+  }
+
+  Status Abandon(PartitionId partition) override {
+    TF_RETURN_IF_ERROR(CheckOwned(partition));
+    OpenBatch& b = open_[partition.value()];
+    b.bytes.clear();
+    b.ends.clear();
+    return Status::OK();
   }
 
   Status Flush() override {
@@ -184,6 +214,7 @@ class KafkaTopicWriter final : public TopicWriter {
     Status s = first_error_.ok() ? Flush() : first_error_;
     producer_.reset();  // drops what is still queued after a failure
     reader_.reset();
+    open_.clear();  // open batches are dropped, as Abandon does
     return s;
   }
 
@@ -222,6 +253,11 @@ class KafkaTopicWriter final : public TopicWriter {
   std::set<uint32_t> owned_;
   std::optional<int64_t> topic_limit_;
   std::vector<kafka::Delivery> deliveries_;
+  struct OpenBatch {
+    std::vector<uint8_t> bytes;  // the records, one after the other
+    std::vector<size_t> ends;    // where each record ends in `bytes`
+  };
+  std::map<uint32_t, OpenBatch> open_;  // by partition
   uint64_t next_token_ = 0;
   Status first_error_;
 };

@@ -6,14 +6,17 @@
 namespace tokenfeed::topic {
 namespace {
 
+// Each partition has its own open batch, a BatchBuilder that Reserve fills in
+// place and PartitionWriter::Append writes as it is.
 class LogTopicWriter final : public TopicWriter {
  public:
   LogTopicWriter(std::unique_ptr<log::Topic> topic, std::map<PartitionId, std::unique_ptr<log::PartitionWriter>> w)
-      : topic_(std::move(topic)), writers_(std::move(w)) {
-    // Kept at opening: Close() ends the writers.
-    for (const auto& [p, writer] : writers_) {
+      : topic_(std::move(topic)) {
+    for (auto& [p, writer] : w) {
+      // Kept at opening: Close() ends the writers.
       const log::RecoveryReport& r = writer->recovery();
       if (!r.clean()) notes_.push_back(uri() + " partition " + ToString(p) + ": " + r.ToString());
+      partitions_[p].writer = std::move(writer);
     }
   }
   ~LogTopicWriter() override { (void)Close(); }
@@ -21,58 +24,84 @@ class LogTopicWriter final : public TopicWriter {
   const std::string& uri() const override { return topic_->uri(); }
   uint32_t partition_count() const override { return topic_->partition_count(); }
 
-  Status Append(PartitionId partition, std::span<const std::span<const uint8_t>> records) override {
-    if (records.empty()) return Status::OK();
-    TF_ASSIGN_OR_RETURN(log::PartitionWriter * w, Writer(partition));
-    batch_.Clear();
-    for (const auto& r : records) batch_.Add(r);
-    auto appended = w->Append(&batch_);
-    if (!appended.ok()) return appended.status();
+  // Hot path: a record is reserved once per document.
+  Result<std::span<uint8_t>> Reserve(PartitionId partition, size_t size) override {
+    TF_ASSIGN_OR_RETURN(Partition * p, Open(partition));
+    const uint64_t stored = p->batch.size_bytes_with(size);
+    if (stored > log::BatchBuilder::kMaxBytes) [[unlikely]] {
+      const std::string where = uri() + " partition " + ToString(partition) + ": a record of " +
+                                std::to_string(size) + " bytes";
+      if (p->batch.empty()) {
+        return Status::InvalidArgument(where + " is larger than a batch may be (1 GiB): store smaller records");
+      }
+      return Status::InvalidArgument(where + " after the " + std::to_string(p->batch.record_count()) +
+                                     " records of the open batch would make it larger than a batch may be "
+                                     "(1 GiB): commit smaller batches");
+    }
+    return std::span<uint8_t>(p->batch.AddUninitialized(size), size);
+  }
+
+  Status Commit(PartitionId partition) override {
+    TF_ASSIGN_OR_RETURN(Partition * p, Open(partition));
+    if (p->batch.empty()) return Status::OK();
+    auto appended = p->writer->Append(&p->batch);
+    if (!appended.ok()) return appended.status();  // the open batch is kept, as Commit promises
+    p->batch.Clear();
+    return Status::OK();
+  }
+
+  Status Abandon(PartitionId partition) override {
+    TF_ASSIGN_OR_RETURN(Partition * p, Open(partition));
+    p->batch.Clear();
     return Status::OK();
   }
 
   Status Flush() override {
-    for (auto& [p, w] : writers_) TF_RETURN_IF_ERROR(w->Sync());
+    for (auto& [id, p] : partitions_) TF_RETURN_IF_ERROR(p.writer->Sync());
     return Status::OK();
   }
 
   Result<Offset> EndOffset(PartitionId partition) override {
-    TF_ASSIGN_OR_RETURN(log::PartitionWriter * w, Writer(partition));
-    return w->end_offset();
+    TF_ASSIGN_OR_RETURN(Partition * p, Open(partition));
+    return p->writer->end_offset();
   }
 
   Result<std::optional<std::string>> LastRecord(PartitionId partition) override {
-    TF_ASSIGN_OR_RETURN(log::PartitionWriter * w, Writer(partition));
-    TF_ASSIGN_OR_RETURN(std::optional<log::StoredRecord> last, w->ReadLastRecord());
+    TF_ASSIGN_OR_RETURN(Partition * p, Open(partition));
+    TF_ASSIGN_OR_RETURN(std::optional<log::StoredRecord> last, p->writer->ReadLastRecord());
     if (!last) return std::optional<std::string>();
     return std::optional<std::string>(std::move(last->bytes));
   }
 
   Status Close() override {
     Status first;
-    for (auto& [p, w] : writers_) {
-      Status s = w->Close();
+    for (auto& [id, p] : partitions_) {
+      Status s = p.writer->Close();
       if (first.ok() && !s.ok()) first = s;
     }
-    writers_.clear();
+    partitions_.clear();  // open batches are dropped, as Abandon does
     return first;
   }
 
   std::vector<std::string> RecoveryNotes() const override { return notes_; }
 
  private:
-  Result<log::PartitionWriter*> Writer(PartitionId p) {
-    auto it = writers_.find(p);
-    if (it == writers_.end()) {
-      return Status::InvalidArgument(uri() + ": partition " + ToString(p) + " is not open for writing here");
+  struct Partition {
+    std::unique_ptr<log::PartitionWriter> writer;
+    log::BatchBuilder batch;  // the open batch
+  };
+
+  Result<Partition*> Open(PartitionId id) {
+    auto it = partitions_.find(id);
+    if (it == partitions_.end()) [[unlikely]] {
+      return Status::InvalidArgument(uri() + ": partition " + ToString(id) + " is not open for writing here");
     }
-    return it->second.get();
+    return &it->second;
   }
 
   std::unique_ptr<log::Topic> topic_;
-  std::map<PartitionId, std::unique_ptr<log::PartitionWriter>> writers_;
+  std::map<PartitionId, Partition> partitions_;
   std::vector<std::string> notes_;
-  log::BatchBuilder batch_;
 };
 
 class LogPartitionCursor final : public PartitionCursor {

@@ -1,5 +1,7 @@
 #include "topic/topic.h"
 
+#include <cstring>
+
 #include "topic/log_topic.h"
 
 #if TOKENFEED_HAS_KAFKA
@@ -33,6 +35,18 @@ namespace {
                              "-DTOKENFEED_WITH_KAFKA=ON and librdkafka installed)");
 }
 }  // namespace
+
+Status TopicWriter::Append(PartitionId partition, std::span<const std::span<const uint8_t>> records) {
+  for (const auto& r : records) {
+    Result<std::span<uint8_t>> dest = Reserve(partition, r.size());
+    if (!dest.ok()) {
+      (void)Abandon(partition);  // all or nothing: no prefix of `records` is committed later
+      return dest.status();
+    }
+    if (!r.empty()) std::memcpy(dest->data(), r.data(), r.size());
+  }
+  return Commit(partition);
+}
 
 Result<std::unique_ptr<TopicWriter>> OpenTopicWriter(std::string_view uri, const WriterConfig& config,
                                                      std::vector<PartitionId> partitions) {

@@ -3,10 +3,11 @@
 // (TopicWriter, for the ingest) or reading them (PartitionCursor, for inspect
 // and the loader). The one place that knows both transports; everything
 // above it is written once.
-// Visibility: a record appended by TopicWriter::Append is readable by
-// cursors once Append returns (log) or once Flush returns (Kafka: after the
-// broker acknowledged it). Thread-safety: a writer or a cursor is used by one
-// thread at a time; separate objects may be used concurrently.
+// Visibility: a record written by TopicWriter (Reserve + Commit, or Append)
+// is readable by cursors once Commit returns (log) or once Flush returns
+// (Kafka: after the broker acknowledged it); a reserved record is never
+// visible before its Commit. Thread-safety: a writer or a cursor is used by
+// one thread at a time; separate objects may be used concurrently.
 #pragma once
 
 #include <chrono>
@@ -91,23 +92,52 @@ struct WriterConfig : TopicConfig {
 
 // Appends records to some partitions of a topic. Each partition it writes
 // must have no other writer (the log enforces it; for Kafka it is the caller's
-// rule), so a partition's records are exactly the order of Append calls and a
-// crash leaves a prefix of them.
+// rule), so a partition's records are exactly the order in which they were
+// reserved and a crash leaves a prefix of them.
+//
+// Records are written in place: Reserve adds a record of a known size to the
+// partition's open batch and returns its bytes, the caller fills them, and
+// Commit appends the open batch. The embedded log reserves the record inside
+// the batch buffer that it writes to the segment file, so a record is written
+// once (RecordEncoder::WriteTo) and never copied before the write; Kafka
+// collects the open batch in a buffer and copies it into the producer.
 class TopicWriter {
  public:
   virtual ~TopicWriter() = default;
   virtual const std::string& uri() const = 0;
   virtual uint32_t partition_count() const = 0;
-  // Appends `records` to `partition`, in order. Durable/acknowledged: for the
-  // log, as its fsync policy says when this returns; for Kafka, after Flush.
-  virtual Status Append(PartitionId partition, std::span<const std::span<const uint8_t>> records) = 0;
-  // Waits until everything appended is acknowledged (and synced, for the log).
+  // Adds one record of exactly `size` bytes to the end of `partition`'s open
+  // batch and returns where to write it: every byte must be written before
+  // the next call on this writer, which may move the open batch (the span is
+  // invalid then). Nothing is added when the partition is not open here
+  // (InvalidArgument) or the transport cannot store the record: the log
+  // refuses one that would make the open batch larger than 1 GiB
+  // (InvalidArgument; the open batch and the writer stay usable), Kafka one
+  // above the topic's max.message.bytes (ResourceExhausted, and like any
+  // Kafka failure it ends the writer).
+  virtual Result<std::span<uint8_t>> Reserve(PartitionId partition, size_t size) = 0;
+  // Appends `partition`'s open batch (nothing when it is empty): its records
+  // get the partition's next offsets, in the order they were reserved, and a
+  // new open batch starts. Durable/acknowledged: for the log, as its fsync
+  // policy says when this returns; for Kafka, after Flush. If it fails, the
+  // log keeps the open batch (after a full disk: free space and Commit again,
+  // or Abandon it); a Kafka writer refuses every later call.
+  virtual Status Commit(PartitionId partition) = 0;
+  // Drops `partition`'s open batch: none of its records is ever written.
+  virtual Status Abandon(PartitionId partition) = 0;
+  // Copies `records` into `partition`'s open batch and commits it: Reserve,
+  // fill and Commit for callers that hold their records already. When a
+  // record cannot be reserved the open batch is abandoned, so no part of
+  // `records` is written.
+  Status Append(PartitionId partition, std::span<const std::span<const uint8_t>> records);
+  // Waits until everything committed is acknowledged (and synced, for the log).
   virtual Status Flush() = 0;
-  // The offset after the partition's last record, and that record's bytes
-  // (nullopt when empty): where a resumed ingest takes up.
+  // The offset after the partition's last committed record, and that
+  // record's bytes (nullopt when empty): where a resumed ingest takes up.
   virtual Result<Offset> EndOffset(PartitionId partition) = 0;
   virtual Result<std::optional<std::string>> LastRecord(PartitionId partition) = 0;
-  // Flushes, then releases the partitions.
+  // Flushes, then releases the partitions. Open batches are dropped, as
+  // Abandon does: Commit them first.
   virtual Status Close() = 0;
   // What opening the writer repaired, a line per partition that needed it
   // ("partition 3: cut 120 bytes off '...' at position 4096 (torn tail)"):

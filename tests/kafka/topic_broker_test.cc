@@ -4,7 +4,8 @@
 // reports the stored range, stops fetching at a read end and reads on after
 // seeks and new ends; the writer's last record looks past markers; a
 // topic limit below the default batch size is respected, a record above it
-// is a clear error that stops the writer.
+// is a clear error that stops the writer; reserved records are written on
+// Commit, an abandoned open batch never.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -294,6 +295,39 @@ TEST_F(TopicOnKafkaTest, SmallTopicLimitShrinksBatchesAndAnOversizedRecordStopsT
   auto summary = topic::DescribeTopic(Uri(name), Config(0));
   ASSERT_TRUE(summary.ok());
   EXPECT_EQ(summary->partitions[0].records(), fitting.size());
+}
+
+TEST_F(TopicOnKafkaTest, ReservedRecordsAreWrittenOnCommitAndAnAbandonedBatchNever) {
+  const std::string name = CreateTopic(2);
+  auto w = topic::OpenTopicWriter(Uri(name), Config(2));
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  auto put = [&](uint32_t partition, const std::string& record) {
+    auto dest = (*w)->Reserve(PartitionId(partition), record.size());
+    ASSERT_TRUE(dest.ok()) << dest.status().ToString();
+    ASSERT_EQ(dest->size(), record.size());
+    std::copy(record.begin(), record.end(), dest->begin());
+  };
+  put(0, "kept 0");
+  put(1, "p1 kept 0");
+  put(0, "");
+  ASSERT_TRUE((*w)->Commit(PartitionId(0)).ok());
+  put(0, "abandoned");
+  ASSERT_TRUE((*w)->Abandon(PartitionId(0)).ok());
+  put(0, "kept 2");
+  ASSERT_TRUE((*w)->Commit(PartitionId(0)).ok());
+  ASSERT_TRUE((*w)->Commit(PartitionId(1)).ok());
+  put(1, "left open at Close");
+  EXPECT_EQ((*w)->Reserve(PartitionId(2), 1).status().code(), StatusCode::kInvalidArgument);
+  ASSERT_TRUE((*w)->Close().ok());
+
+  const std::vector<std::vector<std::string>> want = {{"kept 0", "", "kept 2"}, {"p1 kept 0"}};
+  for (uint32_t p = 0; p < 2; ++p) {
+    auto c = topic::OpenPartitionCursor(Uri(name), PartitionId(p), Config(0));
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    std::vector<std::string> got;
+    for (const auto& [offset, bytes] : ReadAll(**c)) got.push_back(bytes);
+    EXPECT_EQ(got, want[p]) << "partition " << p;
+  }
 }
 
 TEST_F(TopicOnKafkaTest, UnreachableBrokerFailsWithinTheTimeoutNamingIt) {
