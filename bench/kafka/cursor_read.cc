@@ -15,7 +15,7 @@
 
 #include "base/heap_tuning.h"
 #include "tokenfeed/record.h"
-#include "topic/topic.h"
+#include "tokenfeed/topic.h"
 
 namespace {
 

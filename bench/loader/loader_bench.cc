@@ -20,8 +20,8 @@
 #include <benchmark/benchmark.h>
 
 #include "tokenfeed/loader.h"
-#include "tokenfeed/log.h"
-#include "tokenfeed/log_batch.h"
+#include "log/log.h"
+#include "log/log_batch.h"
 
 namespace {
 
@@ -42,23 +42,23 @@ double ProcessCpuSeconds() {
 // has as many records as the source.
 tokenfeed::Result<std::string> SealedCopy(const std::string& uri) {
   namespace log = tokenfeed::log;
-  TF_ASSIGN_OR_RETURN(auto src, log::Topic::Open(uri));
+  TF_ASSIGN_OR_RETURN(auto src, log::TopicDirectory::Open(uri));
   TF_ASSIGN_OR_RETURN(log::TopicDescription want, src->Describe());
   const std::string dir = std::string(TOKENFEED_BINARY_DIR) + "/loader_bench_topics";
   const std::string copy_uri = "log:" + dir + "/sealed";
-  if (auto existing = log::Topic::Open(copy_uri); existing.ok()) {
+  if (auto existing = log::TopicDirectory::Open(copy_uri); existing.ok()) {
     TF_ASSIGN_OR_RETURN(log::TopicDescription have, (*existing)->Describe());
     bool same = have.partitions.size() == want.partitions.size();
     for (size_t p = 0; same && p < want.partitions.size(); ++p) {
       same = have.partitions[p].record_count == want.partitions[p].record_count;
     }
     if (same) return copy_uri;
-    TF_RETURN_IF_ERROR(log::Topic::Delete(copy_uri));
+    TF_RETURN_IF_ERROR(log::TopicDirectory::Delete(copy_uri));
   }
   std::filesystem::create_directories(dir);
   log::TopicOptions options = src->options();
   options.segment_bytes = 512 << 10;
-  TF_ASSIGN_OR_RETURN(auto dst, log::Topic::Create(copy_uri, options));
+  TF_ASSIGN_OR_RETURN(auto dst, log::TopicDirectory::Create(copy_uri, options));
   log::WriterOptions wo;
   wo.fsync = log::FsyncPolicy::kNone;
   for (uint32_t p = 0; p < src->partition_count(); ++p) {

@@ -24,7 +24,7 @@
 
 #include "base/crc32c.h"
 #include "base/scoped_temp_dir.h"
-#include "tokenfeed/log.h"
+#include "log/log.h"
 #include "tokenfeed/record.h"
 
 namespace tokenfeed::log {
@@ -67,7 +67,7 @@ uint64_t AppendAll(const std::string& uri, FsyncPolicy policy, uint64_t bytes, B
                    uint64_t segment_bytes = uint64_t{256} << 20) {
   TopicOptions options;
   options.segment_bytes = segment_bytes;
-  auto topic = Topic::Create(uri, options);
+  auto topic = TopicDirectory::Create(uri, options);
   Check(topic.status());
   WriterOptions o;
   o.fsync = policy;
@@ -83,7 +83,7 @@ uint64_t AppendAll(const std::string& uri, FsyncPolicy policy, uint64_t bytes, B
 }
 
 // Reads partition 0 from the start; returns the record bytes seen.
-uint64_t ReadAll(Topic* topic) {
+uint64_t ReadAll(TopicDirectory* topic) {
   auto r = topic->OpenReader(PartitionId(0));
   Check(r.status());
   uint64_t bytes = 0;
@@ -104,17 +104,17 @@ struct ReadFixture {
   ScopedTempDir dir;
   std::string sealed_uri = "log:" + dir.Join("bench-read-sealed");
   std::string active_uri = "log:" + dir.Join("bench-read-active");
-  std::unique_ptr<Topic> sealed, active;
+  std::unique_ptr<TopicDirectory> sealed, active;
   uint64_t stored_bytes = 0;
 
   ReadFixture() {
     BatchBuilder batch = MakeBatch();
     stored_bytes = AppendAll(sealed_uri, FsyncPolicy::kNone, DataBytes(), &batch, uint64_t{64} << 20);
     AppendAll(active_uri, FsyncPolicy::kNone, DataBytes(), &batch, uint64_t{2} << 30);
-    auto t = Topic::Open(sealed_uri);
+    auto t = TopicDirectory::Open(sealed_uri);
     Check(t.status());
     sealed = std::move(t).value();
-    t = Topic::Open(active_uri);
+    t = TopicDirectory::Open(active_uri);
     Check(t.status());
     active = std::move(t).value();
     ReadAll(sealed.get());  // warm the page cache
@@ -180,7 +180,7 @@ BENCHMARK(BM_Memcpy)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_LogSequentialRead(benchmark::State& state) {
   ReadFixture& f = Fixture();
-  Topic* topic = state.range(0) == 0 ? f.sealed.get() : f.active.get();
+  TopicDirectory* topic = state.range(0) == 0 ? f.sealed.get() : f.active.get();
   for (auto _ : state) benchmark::DoNotOptimize(ReadAll(topic));
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * f.stored_bytes));
   state.SetLabel(state.range(0) == 0 ? "sealed segments (mmap)" : "active segment (pread)");
@@ -222,7 +222,7 @@ void BM_LogAppend(benchmark::State& state) {
     ScopedTempDir dir;
     TopicOptions options;
     options.segment_bytes = uint64_t{2} << 30;
-    auto topic = Topic::Create("log:" + dir.Join("bench-append"), options);
+    auto topic = TopicDirectory::Create("log:" + dir.Join("bench-append"), options);
     Check(topic.status());
     WriterOptions o;
     o.fsync = policy;

@@ -33,7 +33,7 @@
 #include "base/file_system.h"
 #include "log/log_format.h"
 #include "log/test_records.h"
-#include "tokenfeed/log.h"
+#include "log/log.h"
 
 namespace {
 
@@ -98,7 +98,7 @@ const Template& GetTemplate() {
   to.partitions = 1;
   to.segment_bytes = 4096;
   to.index_interval_bytes = 200;
-  auto topic = lg::Topic::Create(Uri(), to);
+  auto topic = lg::TopicDirectory::Create(Uri(), to);
   if (!topic.ok()) Finding("template: " + topic.status().ToString());
   lg::WriterOptions wo;
   wo.fsync = lg::FsyncPolicy::kNone;
@@ -232,7 +232,7 @@ lg::ReaderOptions SmallBuffer() {
   return o;
 }
 
-void CheckReads(lg::Topic& topic, bool intact) {
+void CheckReads(lg::TopicDirectory& topic, bool intact) {
   auto reader = topic.OpenReader(PartitionId(0), SmallBuffer());
   if (!reader.ok()) {
     NeedMessage(reader.status(), "OpenReader");
@@ -252,7 +252,7 @@ void CheckReads(lg::Topic& topic, bool intact) {
   }
 }
 
-void CheckWriter(lg::Topic& topic, bool intact, bool discard) {
+void CheckWriter(lg::TopicDirectory& topic, bool intact, bool discard) {
   lg::WriterOptions wo;
   wo.fsync = lg::FsyncPolicy::kNone;
   wo.discard_after_damage = discard;
@@ -304,7 +304,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Input in(data, size);
   bool discard = false;
   const bool intact = Prepare(in, &discard);
-  auto topic = lg::Topic::Open(Uri());
+  auto topic = lg::TopicDirectory::Open(Uri());
   if (!topic.ok()) {
     NeedMessage(topic.status(), "Topic::Open");
     return 0;  // topic.meta edited (its parser has its own target)

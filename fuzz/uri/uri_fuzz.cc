@@ -12,8 +12,8 @@
 #include <string_view>
 
 #include "kafka/kafka_uri.h"
-#include "tokenfeed/log.h"
-#include "topic/topic.h"
+#include "log/log.h"
+#include "tokenfeed/topic.h"
 
 namespace {
 

@@ -12,7 +12,7 @@
 #include "cli/topic_options.h"
 #include "tokenfeed/record.h"
 #include "tokenfeed/tokenizer.h"
-#include "topic/topic.h"
+#include "tokenfeed/topic.h"
 
 #if TOKENFEED_HAS_KAFKA
 #include "base/heap_tuning.h"

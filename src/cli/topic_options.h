@@ -7,7 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "topic/topic.h"
+#include "tokenfeed/topic.h"
 
 namespace tokenfeed::cli {
 

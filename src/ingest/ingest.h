@@ -20,7 +20,7 @@
 #include "text/document_reader.h"
 #include "text/source_set.h"
 #include "tokenfeed/status.h"
-#include "topic/topic.h"
+#include "tokenfeed/topic.h"
 
 namespace tokenfeed::ingest {
 

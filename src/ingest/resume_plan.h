@@ -14,7 +14,7 @@
 #include "text/source_set.h"
 #include "tokenfeed/ids.h"
 #include "tokenfeed/status.h"
-#include "topic/topic.h"
+#include "tokenfeed/topic.h"
 
 namespace tokenfeed::ingest {
 

@@ -23,7 +23,7 @@
 
 #include "loader/document_order.h"
 #include "tokenfeed/status.h"
-#include "topic/topic.h"
+#include "tokenfeed/topic.h"
 
 namespace tokenfeed::loader {
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "log/log_format.h"
-#include "tokenfeed/log_batch.h"
+#include "log/log_batch.h"
 
 namespace tokenfeed::log {
 

@@ -4,7 +4,7 @@
 #include "base/little_endian.h"
 #include "log/batch_access.h"
 #include "log/log_format.h"
-#include "tokenfeed/log_batch.h"
+#include "log/log_batch.h"
 
 namespace tokenfeed::log {
 

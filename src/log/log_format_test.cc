@@ -7,7 +7,7 @@
 #include "base/crc32c.h"
 #include "base/little_endian.h"
 #include "log/batch_access.h"
-#include "tokenfeed/log_batch.h"
+#include "log/log_batch.h"
 
 namespace tokenfeed::log::format {
 namespace {

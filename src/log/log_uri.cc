@@ -1,7 +1,7 @@
 #include <string>
 
 #include "base/file_system.h"
-#include "tokenfeed/log.h"
+#include "log/log.h"
 
 namespace tokenfeed::log {
 

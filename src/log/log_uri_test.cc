@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "tokenfeed/log.h"
+#include "log/log.h"
 
 namespace tokenfeed::log {
 namespace {

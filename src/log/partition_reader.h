@@ -1,4 +1,4 @@
-// OpenPartitionReader: the embedded log's PartitionReader (tokenfeed/log.h).
+// OpenPartitionReader: the embedded log's PartitionReader (log/log.h).
 // Reads batches in order through a SegmentReader (sealed segments mapped,
 // the active one through a pread buffer), moves to the next segment file
 // when the current one ends, and follows the tail by polling the file size
@@ -11,7 +11,7 @@
 
 #include "base/file_system.h"
 #include "log/partition_layout.h"
-#include "tokenfeed/log.h"
+#include "log/log.h"
 
 namespace tokenfeed::log {
 

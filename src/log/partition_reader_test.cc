@@ -9,7 +9,7 @@
 #include "base/scoped_temp_dir.h"
 #include "log/log_format.h"
 #include "log/test_records.h"
-#include "tokenfeed/log.h"
+#include "log/log.h"
 #include "tokenfeed/record.h"
 
 namespace tokenfeed::log {
@@ -25,7 +25,7 @@ class PartitionReaderTest : public ::testing::Test {
     TopicOptions options;
     options.segment_bytes = 16 << 10;
     options.index_interval_bytes = 1024;
-    auto t = Topic::Create(uri_, options);
+    auto t = TopicDirectory::Create(uri_, options);
     ASSERT_TRUE(t.ok()) << t.status().ToString();
     topic_ = std::move(t).value();
     auto w = topic_->OpenWriter(PartitionId(0));
@@ -71,7 +71,7 @@ class PartitionReaderTest : public ::testing::Test {
 
   ScopedTempDir dir_;
   std::string uri_ = "log:" + dir_.Join("t");
-  std::unique_ptr<Topic> topic_;
+  std::unique_ptr<TopicDirectory> topic_;
   std::unique_ptr<PartitionWriter> writer_;
 };
 
@@ -176,7 +176,7 @@ TEST_F(PartitionReaderTest, RevisitsOfTheActiveSegmentReadPartsOfBatchesAndGoOnA
   TopicOptions options;
   options.segment_bytes = 64 << 20;  // all in the active segment
   const std::string uri = "log:" + dir_.Join("big");
-  auto t = Topic::Create(uri, options);
+  auto t = TopicDirectory::Create(uri, options);
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   {
     auto w = (*t)->OpenWriter(PartitionId(0));

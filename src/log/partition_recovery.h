@@ -20,7 +20,7 @@
 #include "log/partition_layout.h"
 #include "log/segment_index.h"
 #include "tokenfeed/ids.h"
-#include "tokenfeed/log.h"
+#include "log/log.h"
 #include "tokenfeed/status.h"
 
 namespace tokenfeed::log {

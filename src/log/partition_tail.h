@@ -1,7 +1,8 @@
 // ReadPartitionTail: a partition's start offset, end offset and last batch,
 // read from its files without a writer: for PartitionReader::EndOffset,
-// Topic::Describe and Topic::ReadLastRecord. It reads the last segment from
-// its last index entry on, so it costs a few small reads, not a scan.
+// TopicDirectory::Describe and TopicDirectory::ReadLastRecord. It reads the
+// last segment from its last index entry on, so it costs a few small reads,
+// not a scan.
 // A batch still being written, or a torn tail not yet recovered, does not
 // count: the end offset is after the last complete batch whose records and
 // data checksum are valid; damaged bytes there are described in `problem`.
@@ -16,7 +17,7 @@
 #include "log/partition_layout.h"
 #include "log/partition_recovery.h"
 #include "tokenfeed/ids.h"
-#include "tokenfeed/log.h"
+#include "log/log.h"
 #include "tokenfeed/status.h"
 
 namespace tokenfeed::log {

@@ -1,4 +1,4 @@
-// OpenPartitionWriter: the embedded log's PartitionWriter (tokenfeed/log.h).
+// OpenPartitionWriter: the embedded log's PartitionWriter (log/log.h).
 // It takes the partition lock, runs RecoverPartition, and then appends each
 // batch with one write at the end of the active segment, rolling to a new
 // segment file when the active one is full. See log.h for visibility,
@@ -9,7 +9,7 @@
 
 #include "base/file_system.h"
 #include "log/partition_layout.h"
-#include "tokenfeed/log.h"
+#include "log/log.h"
 
 namespace tokenfeed::log {
 

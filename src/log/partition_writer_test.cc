@@ -11,7 +11,7 @@
 #include "log/batch_access.h"
 #include "log/log_format.h"
 #include "log/test_records.h"
-#include "tokenfeed/log.h"
+#include "log/log.h"
 
 namespace tokenfeed::log {
 namespace {
@@ -29,7 +29,7 @@ class PartitionWriterTest : public ::testing::Test {
     options.partitions = 2;
     options.segment_bytes = segment_bytes;
     options.index_interval_bytes = 1024;
-    auto t = Topic::Create(uri_, options, &fs_);
+    auto t = TopicDirectory::Create(uri_, options, &fs_);
     ASSERT_TRUE(t.ok()) << t.status().ToString();
     topic_ = std::move(t).value();
   }
@@ -77,7 +77,7 @@ class PartitionWriterTest : public ::testing::Test {
   ScopedTempDir dir_;
   FaultInjectionFileSystem fs_;
   std::string uri_ = "log:" + dir_.Join("t");
-  std::unique_ptr<Topic> topic_;
+  std::unique_ptr<TopicDirectory> topic_;
 };
 
 TEST_F(PartitionWriterTest, AppendAssignsDenseOffsetsAndReadsBack) {

@@ -12,7 +12,7 @@
 #include "base/crc32c.h"
 #include "log/batch_access.h"
 #include "log/log_format.h"
-#include "tokenfeed/log_batch.h"
+#include "log/log_batch.h"
 
 namespace tokenfeed::log::testing {
 

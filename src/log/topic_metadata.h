@@ -2,7 +2,7 @@
 // directory a topic: format version, partition count, segment settings and
 // who created it when, protected by a CRC32C line. Text, so that an operator
 // can read it with cat; written once, atomically, when the topic is created.
-// Only encoding and parsing live here; Topic does the I/O.
+// Only encoding and parsing live here; TopicDirectory does the I/O.
 // Pure functions, thread-safe.
 #pragma once
 

@@ -15,7 +15,7 @@
 #include "serve/raw_message_decoder.h"
 #include "text/cleaner.h"
 #include "tokenfeed/status.h"
-#include "topic/topic.h"
+#include "tokenfeed/topic.h"
 
 namespace tokenfeed::serve {
 

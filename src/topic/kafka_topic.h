@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "topic/topic.h"
+#include "tokenfeed/topic.h"
 
 namespace tokenfeed::topic {
 

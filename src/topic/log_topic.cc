@@ -10,7 +10,7 @@ namespace {
 // place and PartitionWriter::Append writes as it is.
 class LogTopicWriter final : public TopicWriter {
  public:
-  LogTopicWriter(std::unique_ptr<log::Topic> topic, std::map<PartitionId, std::unique_ptr<log::PartitionWriter>> w)
+  LogTopicWriter(std::unique_ptr<log::TopicDirectory> topic, std::map<PartitionId, std::unique_ptr<log::PartitionWriter>> w)
       : topic_(std::move(topic)) {
     for (auto& [p, writer] : w) {
       // Kept at opening: Close() ends the writers.
@@ -99,14 +99,14 @@ class LogTopicWriter final : public TopicWriter {
     return &it->second;
   }
 
-  std::unique_ptr<log::Topic> topic_;
+  std::unique_ptr<log::TopicDirectory> topic_;
   std::map<PartitionId, Partition> partitions_;
   std::vector<std::string> notes_;
 };
 
 class LogPartitionCursor final : public PartitionCursor {
  public:
-  LogPartitionCursor(std::unique_ptr<log::Topic> topic, std::unique_ptr<log::PartitionReader> reader)
+  LogPartitionCursor(std::unique_ptr<log::TopicDirectory> topic, std::unique_ptr<log::PartitionReader> reader)
       : topic_(std::move(topic)), reader_(std::move(reader)) {}
 
   Status Seek(Offset offset) override {
@@ -151,7 +151,7 @@ class LogPartitionCursor final : public PartitionCursor {
   PartitionId partition() const override { return reader_->partition(); }
 
  private:
-  std::unique_ptr<log::Topic> topic_;
+  std::unique_ptr<log::TopicDirectory> topic_;
   std::unique_ptr<log::PartitionReader> reader_;
   log::BatchView batch_;                   // the reader's last batch
   log::BatchView::Iterator next_ = batch_.end();  // its first record not handed out
@@ -164,8 +164,8 @@ class LogPartitionCursor final : public PartitionCursor {
 
 Result<std::unique_ptr<TopicWriter>> OpenLogTopicWriter(std::string_view uri, const WriterConfig& config,
                                                         std::vector<PartitionId> partitions) {
-  auto opened = log::Topic::Open(uri, config.log_file_system);
-  std::unique_ptr<log::Topic> topic;
+  auto opened = log::TopicDirectory::Open(uri, config.log_file_system);
+  std::unique_ptr<log::TopicDirectory> topic;
   if (opened.ok()) {
     topic = std::move(opened).value();
     if (config.partitions != 0 && topic->partition_count() != config.partitions) {
@@ -180,9 +180,9 @@ Result<std::unique_ptr<TopicWriter>> OpenLogTopicWriter(std::string_view uri, co
     }
     log::TopicOptions options = config.log_topic;
     options.partitions = config.partitions == 0 ? 1 : config.partitions;
-    auto created = log::Topic::Create(uri, options, config.log_file_system);
+    auto created = log::TopicDirectory::Create(uri, options, config.log_file_system);
     if (!created.ok() && created.status().code() == StatusCode::kAlreadyExists) {
-      created = log::Topic::Open(uri, config.log_file_system);  // another process created it just now
+      created = log::TopicDirectory::Open(uri, config.log_file_system);  // another process created it just now
     }
     if (!created.ok()) return created.status();
     topic = std::move(created).value();
@@ -204,7 +204,7 @@ Result<std::unique_ptr<TopicWriter>> OpenLogTopicWriter(std::string_view uri, co
 }
 
 Result<TopicSummary> DescribeLogTopic(std::string_view uri) {
-  TF_ASSIGN_OR_RETURN(auto topic, log::Topic::Open(uri));
+  TF_ASSIGN_OR_RETURN(auto topic, log::TopicDirectory::Open(uri));
   TF_ASSIGN_OR_RETURN(log::TopicDescription d, topic->Describe());
   TopicSummary s;
   s.uri = d.uri;
@@ -218,7 +218,7 @@ Result<TopicSummary> DescribeLogTopic(std::string_view uri) {
 
 Result<std::unique_ptr<PartitionCursor>> OpenLogPartitionCursor(std::string_view uri, PartitionId partition,
                                                                 const TopicConfig& config) {
-  TF_ASSIGN_OR_RETURN(auto topic, log::Topic::Open(uri));
+  TF_ASSIGN_OR_RETURN(auto topic, log::TopicDirectory::Open(uri));
   if (partition.value() >= topic->partition_count()) {
     return Status::OutOfRange(topic->uri() + " has " + std::to_string(topic->partition_count()) +
                               " partitions; there is no partition " + ToString(partition));

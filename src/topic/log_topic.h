@@ -2,7 +2,8 @@
 // tokenfeed::log. Internal to src/topic.
 #pragma once
 
-#include "topic/topic.h"
+#include "log/log.h"
+#include "tokenfeed/topic.h"
 
 namespace tokenfeed::topic {
 

@@ -1,4 +1,4 @@
-#include "topic/topic.h"
+#include "tokenfeed/topic.h"
 
 #include <cstring>
 

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "base/scoped_temp_dir.h"
-#include "topic/topic.h"
+#include "tokenfeed/topic.h"
 
 namespace tokenfeed::topic {
 namespace {

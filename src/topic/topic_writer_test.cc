@@ -13,8 +13,8 @@
 
 #include "base/fault_injection_file_system.h"
 #include "base/scoped_temp_dir.h"
-#include "tokenfeed/log.h"
-#include "topic/topic.h"
+#include "log/log.h"
+#include "tokenfeed/topic.h"
 
 namespace tokenfeed::topic {
 namespace {
@@ -41,7 +41,7 @@ class LogWriterTest : public ::testing::Test {
 
   // Every record of the partition, and how many each stored batch holds.
   void ReadBack(PartitionId p, std::vector<std::string>* records, std::vector<uint32_t>* batches) {
-    auto topic = log::Topic::Open(uri_);
+    auto topic = log::TopicDirectory::Open(uri_);
     ASSERT_TRUE(topic.ok()) << topic.status().ToString();
     auto reader = (*topic)->OpenReader(p);
     ASSERT_TRUE(reader.ok()) << reader.status().ToString();

@@ -24,7 +24,7 @@
 #include "base/scoped_temp_dir.h"
 #include "ingest/ingest.h"
 #include "tokenizer/test_tokenizers.h"
-#include "topic/topic.h"
+#include "tokenfeed/topic.h"
 
 namespace tokenfeed::ingest {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "base/scoped_temp_dir.h"
 #include "ingest/ingest.h"
-#include "tokenfeed/log.h"
+#include "log/log.h"
 #include "tokenizer/test_tokenizers.h"
 
 namespace tokenfeed::ingest {
@@ -48,7 +48,7 @@ TEST(IngestBatchesTest, EachBatchIsTheShortestRunOfRecordsThatReachesBatchBytes)
   ASSERT_TRUE(stats.ok()) << stats.status().ToString();
   ASSERT_EQ(stats->documents_written, 3000u);
 
-  auto topic = log::Topic::Open(o.to_uri);
+  auto topic = log::TopicDirectory::Open(o.to_uri);
   ASSERT_TRUE(topic.ok()) << topic.status().ToString();
   uint64_t records = 0, record_bytes = 0;
   for (uint32_t p = 0; p < 3; ++p) {

@@ -14,7 +14,7 @@
 #include "ingest/ingest.h"
 #include "kafka_test_env.h"
 #include "tokenizer/test_tokenizers.h"
-#include "topic/topic.h"
+#include "tokenfeed/topic.h"
 
 namespace tokenfeed::kafka::testing {
 namespace {

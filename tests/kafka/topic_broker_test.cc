@@ -11,7 +11,7 @@
 #include <set>
 
 #include "kafka_test_env.h"
-#include "topic/topic.h"
+#include "tokenfeed/topic.h"
 
 namespace tokenfeed::kafka::testing {
 namespace {

@@ -21,7 +21,7 @@
 #include "base/scoped_temp_dir.h"
 #include "loader/loader_state.h"
 #include "tokenfeed/loader.h"
-#include "tokenfeed/log.h"
+#include "log/log.h"
 #include "tokenfeed/record.h"
 
 namespace tokenfeed {
@@ -37,7 +37,7 @@ std::string MakeTopic(const ScopedTempDir& dir, const std::string& name, uint32_
   std::string uri = "log:" + dir.Join(name);
   log::TopicOptions to;
   to.partitions = partitions;
-  auto topic = log::Topic::Create(uri, to);
+  auto topic = log::TopicDirectory::Create(uri, to);
   EXPECT_TRUE(topic.ok()) << topic.status().ToString();
   std::vector<std::unique_ptr<log::PartitionWriter>> writers;
   for (uint32_t p = 0; p < partitions; ++p) writers.push_back(std::move((*topic)->OpenWriter(PartitionId(p))).value());
@@ -365,7 +365,7 @@ TEST_F(LoaderTest, PartitionsAddedSinceTheCheckpointAreRefused) {
   (void)Drain(*l, 2);
   const std::string state = l->State();
   l.reset();
-  ASSERT_TRUE(log::Topic::Delete(uri).ok());
+  ASSERT_TRUE(log::TopicDirectory::Delete(uri).ok());
   MakeTopic(dir_, "t", 3, 300);  // same name, one more partition
   auto again = Make(Opts({{uri, 1}}, 16, 2));
   Status s = again->LoadState(state);
@@ -380,7 +380,7 @@ TEST_F(LoaderTest, PartitionsAddedSinceTheCheckpointAreRefused) {
 TEST_F(LoaderTest, UnknownRecordVersionAndDeletedTopicAreErrorsNotHangs) {
   std::string uri = "log:" + dir_.Join("bad");
   log::TopicOptions to;
-  auto topic = log::Topic::Create(uri, to);
+  auto topic = log::TopicDirectory::Create(uri, to);
   ASSERT_TRUE(topic.ok());
   auto w = (*topic)->OpenWriter(PartitionId(0));
   ASSERT_TRUE(w.ok());
@@ -405,7 +405,7 @@ TEST_F(LoaderTest, UnknownRecordVersionAndDeletedTopicAreErrorsNotHangs) {
   g.prefetch_batches = 1;
   auto lg = Make(g);
   ASSERT_TRUE(lg->Next().ok());
-  ASSERT_TRUE(log::Topic::Delete(gone).ok());
+  ASSERT_TRUE(log::TopicDirectory::Delete(gone).ok());
   Status last;
   for (int i = 0; i < 100000 && last.ok(); ++i) {
     auto n = lg->Next();
@@ -438,7 +438,7 @@ TEST_F(LoaderTest, AnEmptySourceIsRefusedNamingIt) {
 // empty id list, as a writer of empty documents would leave).
 std::string MakeTopicOfEmptyRecords(const ScopedTempDir& dir, const std::string& name, uint32_t docs) {
   std::string uri = "log:" + dir.Join(name);
-  auto topic = log::Topic::Create(uri, log::TopicOptions{});
+  auto topic = log::TopicDirectory::Create(uri, log::TopicOptions{});
   EXPECT_TRUE(topic.ok()) << topic.status().ToString();
   auto writer = std::move((*topic)->OpenWriter(PartitionId(0))).value();
   log::BatchBuilder batch;

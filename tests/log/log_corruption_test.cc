@@ -8,7 +8,7 @@
 #include "base/scoped_temp_dir.h"
 #include "log/log_format.h"
 #include "log/test_records.h"
-#include "tokenfeed/log.h"
+#include "log/log.h"
 
 namespace tokenfeed::log {
 namespace {
@@ -20,7 +20,7 @@ class LogCorruptionTest : public ::testing::Test {
   void SetUp() override {
     TopicOptions options;
     options.segment_bytes = 8 << 10;
-    auto t = Topic::Create(uri_, options);
+    auto t = TopicDirectory::Create(uri_, options);
     ASSERT_TRUE(t.ok());
     topic_ = std::move(t).value();
     auto w = topic_->OpenWriter(PartitionId(0));
@@ -85,7 +85,7 @@ class LogCorruptionTest : public ::testing::Test {
   ScopedTempDir dir_;
   std::string uri_ = "log:" + dir_.Join("c");
   std::string pdir_ = dir_.Join("c/partition-00000");
-  std::unique_ptr<Topic> topic_;
+  std::unique_ptr<TopicDirectory> topic_;
   std::vector<uint64_t> segments_;
 };
 

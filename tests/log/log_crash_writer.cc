@@ -18,7 +18,7 @@
 #include <string>
 
 #include "log/test_records.h"
-#include "tokenfeed/log.h"
+#include "log/log.h"
 
 namespace {
 
@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
   const std::string uri = argv[1];
   const PartitionId partition(static_cast<uint32_t>(std::atoi(argv[2])));
   const std::string mode = argv[3];
-  auto topic = Topic::Open(uri);
+  auto topic = TopicDirectory::Open(uri);
   if (mode == "hold") {
     ack_fd = std::atoi(argv[4]);
     if (!topic.ok()) Fail(topic.status());

@@ -15,7 +15,7 @@
 #include "log/log_format.h"
 #include "log/segment_reader.h"
 #include "log/test_records.h"
-#include "tokenfeed/log.h"
+#include "log/log.h"
 
 namespace {
 std::atomic<size_t> largest_array{0};
@@ -51,7 +51,7 @@ std::string ForgedHeader(uint64_t base, uint32_t length) {
 class ForgedLengthTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto t = Topic::Create(uri_, {});
+    auto t = TopicDirectory::Create(uri_, {});
     ASSERT_TRUE(t.ok()) << t.status().ToString();
     topic_ = std::move(t).value();
     auto w = topic_->OpenWriter(PartitionId(0));
@@ -73,7 +73,7 @@ class ForgedLengthTest : public ::testing::Test {
   ScopedTempDir dir_;
   std::string uri_ = "log:" + dir_.Join("t");
   std::string segment_ = dir_.Join("t/partition-00000/") + f::SegmentFileName(Offset(0));
-  std::unique_ptr<Topic> topic_;
+  std::unique_ptr<TopicDirectory> topic_;
 };
 
 TEST_F(ForgedLengthTest, SegmentReaderChecksTheFileSizeFirst) {

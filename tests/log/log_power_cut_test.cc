@@ -10,7 +10,7 @@
 #include "base/fault_injection_file_system.h"
 #include "base/scoped_temp_dir.h"
 #include "log/test_records.h"
-#include "tokenfeed/log.h"
+#include "log/log.h"
 
 namespace tokenfeed::log {
 namespace {
@@ -18,7 +18,7 @@ namespace {
 using testing::FillTestBatch;
 using testing::TestRecordNumber;
 
-uint64_t VerifyAll(Topic* topic) {
+uint64_t VerifyAll(TopicDirectory* topic) {
   auto r = topic->OpenReader(PartitionId(0));
   EXPECT_TRUE(r.ok()) << r.status().ToString();
   if (!r.ok()) return 0;
@@ -47,14 +47,14 @@ TEST_P(LogPowerCutTest, OnlySyncedDataSurvivesAndRecoveryIsClean) {
   topic_options.segment_bytes = 32 << 10;  // many rolls, so cuts land around them
   topic_options.index_interval_bytes = 2048;
   const std::string uri = "log:" + dir.Join("pc");
-  ASSERT_TRUE(Topic::Create(uri, topic_options, &fs).ok());
+  ASSERT_TRUE(TopicDirectory::Create(uri, topic_options, &fs).ok());
 
   std::mt19937_64 rng(torn ? 77 : 78);
   uint64_t durable_end = 0;  // every record below this was acknowledged as durable
   int cut_tails = 0;
   for (int round = 0; round < 40; ++round) {
     SCOPED_TRACE("round " + std::to_string(round));
-    auto topic = Topic::Open(uri, &fs);
+    auto topic = TopicDirectory::Open(uri, &fs);
     ASSERT_TRUE(topic.ok()) << topic.status().ToString();
     WriterOptions options;
     const int policy = static_cast<int>(rng() % 3);
@@ -85,7 +85,7 @@ TEST_P(LogPowerCutTest, OnlySyncedDataSurvivesAndRecoveryIsClean) {
     cut.seed = rng();
     ASSERT_TRUE(fs.SimulatePowerCut(cut).ok());
   }
-  auto topic = Topic::Open(uri, &fs);
+  auto topic = TopicDirectory::Open(uri, &fs);
   ASSERT_TRUE(topic.ok());
   auto w = (*topic)->OpenWriter(PartitionId(0));
   ASSERT_TRUE(w.ok()) << w.status().ToString();
@@ -103,7 +103,7 @@ TEST(LogPowerCutTest, CrashDuringRecoveryIsRecoveredNextTime) {
   ScopedTempDir dir;
   FaultInjectionFileSystem fs;
   const std::string uri = "log:" + dir.Join("rr");
-  auto topic = Topic::Create(uri, {}, &fs);
+  auto topic = TopicDirectory::Create(uri, {}, &fs);
   ASSERT_TRUE(topic.ok());
   {
     auto w = (*topic)->OpenWriter(PartitionId(0));

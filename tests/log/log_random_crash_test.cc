@@ -35,7 +35,7 @@
 #include "child_process.h"
 #include "log/log_format.h"
 #include "log/test_records.h"
-#include "tokenfeed/log.h"
+#include "log/log.h"
 
 namespace tokenfeed::log {
 namespace {
@@ -57,7 +57,7 @@ constexpr uint64_t kRoundsPerTopic = 50;
 
 // Reads the whole partition: every record must be record n at offset n.
 // Returns the number of records, or fails the test.
-uint64_t VerifyAll(Topic* topic, size_t max_extra) {
+uint64_t VerifyAll(TopicDirectory* topic, size_t max_extra) {
   auto r = topic->OpenReader(PartitionId(0));
   EXPECT_TRUE(r.ok()) << r.status().ToString();
   if (!r.ok()) return 0;
@@ -102,10 +102,10 @@ TEST(LogRandomCrashTest, PowerCutsAtRandomPoints) {
     SCOPED_TRACE("power-cut round " + std::to_string(round) + ", seed " + std::to_string(Seed()));
     if (round % kRoundsPerTopic == 0) {
       uri = "log:" + dir.Join("pc" + std::to_string(round / kRoundsPerTopic));
-      ASSERT_TRUE(Topic::Create(uri, topic_options, &fs).ok());
+      ASSERT_TRUE(TopicDirectory::Create(uri, topic_options, &fs).ok());
       durable_end = attempted_end = previous_end = 0;
     }
-    auto topic = Topic::Open(uri, &fs);
+    auto topic = TopicDirectory::Open(uri, &fs);
     ASSERT_TRUE(topic.ok()) << topic.status().ToString();
     WriterOptions options;
     options.fsync = RandomPolicy(rng);
@@ -168,7 +168,7 @@ TEST(LogRandomCrashTest, PowerCutsAtRandomPoints) {
       FaultInjectionFileSystem::Fault fault;
       fault.op = rng() % 2 == 0 ? FaultInjectionFileSystem::Op::kTruncate : FaultInjectionFileSystem::Op::kSync;
       fs.InjectFault(fault);
-      auto t = Topic::Open(uri, &fs);
+      auto t = TopicDirectory::Open(uri, &fs);
       ASSERT_TRUE(t.ok());
       Status failed = (*t)->OpenWriter(PartitionId(0), options).status();
       recovery_cuts += !failed.ok();
@@ -227,7 +227,7 @@ TEST(LogRandomCrashTest, KillsAtRandomMoments) {
   topic_options.segment_bytes = 256 << 10;
   topic_options.index_interval_bytes = 8 << 10;
   std::string uri, pdir;
-  std::unique_ptr<Topic> topic;
+  std::unique_ptr<TopicDirectory> topic;
   const char* policies[] = {"each-batch", "interval", "none"};
   uint64_t acked = 0, kills = 0, torn = 0, flips = 0, refused = 0, records = 0, previous_end = 0;
   for (uint64_t round = 0; round < rounds; ++round) {
@@ -236,7 +236,7 @@ TEST(LogRandomCrashTest, KillsAtRandomMoments) {
       const std::string name = "kill" + std::to_string(round / kRoundsPerTopic);
       uri = "log:" + dir.Join(name);
       pdir = dir.Join(name + "/partition-00000");
-      auto created = Topic::Create(uri, topic_options);
+      auto created = TopicDirectory::Create(uri, topic_options);
       ASSERT_TRUE(created.ok());
       topic = std::move(created).value();
       acked = previous_end = 0;

@@ -11,7 +11,7 @@
 
 #include "base/scoped_temp_dir.h"
 #include "log/test_records.h"
-#include "tokenfeed/log.h"
+#include "log/log.h"
 
 namespace tokenfeed::log {
 namespace {
@@ -23,7 +23,7 @@ using testing::TestRecordNumber;
 constexpr uint64_t kTotal = 30000;
 
 // Reads from `start` until kTotal records are seen (or 60 s pass).
-std::string Follow(Topic* topic, uint64_t start, uint64_t* seen) {
+std::string Follow(TopicDirectory* topic, uint64_t start, uint64_t* seen) {
   auto r = topic->OpenReader(PartitionId(0));
   if (!r.ok()) return r.status().ToString();
   if (Status s = (*r)->Seek(Offset(start)); !s.ok()) return s.ToString();
@@ -48,7 +48,7 @@ TEST(LogTailFollowTest, ReadersSeeEveryRecordExactlyOnceInOrder) {
   ScopedTempDir dir;
   TopicOptions options;
   options.segment_bytes = 64 << 10;
-  auto topic = Topic::Create("log:" + dir.Join("tail"), options);
+  auto topic = TopicDirectory::Create("log:" + dir.Join("tail"), options);
   ASSERT_TRUE(topic.ok());
 
   std::atomic<uint64_t> written{0};

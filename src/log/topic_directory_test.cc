@@ -8,7 +8,7 @@
 #include "base/scoped_temp_dir.h"
 #include "log/log_format.h"
 #include "log/test_records.h"
-#include "tokenfeed/log.h"
+#include "log/log.h"
 
 namespace tokenfeed::log {
 namespace {
@@ -25,12 +25,12 @@ TEST_F(TopicTest, CreateOpenDescribe) {
   TopicOptions options;
   options.partitions = 3;
   options.segment_bytes = 1 << 16;
-  auto topic = Topic::Create(Uri(), options);
+  auto topic = TopicDirectory::Create(Uri(), options);
   ASSERT_TRUE(topic.ok()) << topic.status().ToString();
   EXPECT_EQ((*topic)->partition_count(), 3u);
   EXPECT_EQ((*topic)->uri(), Uri());
 
-  auto opened = Topic::Open(Uri());
+  auto opened = TopicDirectory::Open(Uri());
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   EXPECT_EQ((*opened)->partition_count(), 3u);
   EXPECT_EQ((*opened)->options().segment_bytes, 1u << 16);
@@ -66,44 +66,44 @@ TEST_F(TopicTest, CreateOpenDescribe) {
 }
 
 TEST_F(TopicTest, ErrorsSayWhatToDo) {
-  ASSERT_TRUE(Topic::Create(Uri(), {}).ok());
-  Status exists = Topic::Create(Uri(), {}).status();
+  ASSERT_TRUE(TopicDirectory::Create(Uri(), {}).ok());
+  Status exists = TopicDirectory::Create(Uri(), {}).status();
   EXPECT_EQ(exists.code(), StatusCode::kAlreadyExists);
   EXPECT_NE(exists.message().find(Uri()), std::string::npos) << exists.ToString();
 
-  Status missing = Topic::Open(Uri("nope")).status();
+  Status missing = TopicDirectory::Open(Uri("nope")).status();
   EXPECT_TRUE(missing.IsNotFound());
   EXPECT_NE(missing.message().find("create it"), std::string::npos) << missing.ToString();
 
   ASSERT_TRUE(CreateDirs(FileSystem::Posix(), dir_.Join("topics/plain")).ok());
-  Status not_topic = Topic::Open(Uri("plain")).status();
+  Status not_topic = TopicDirectory::Open(Uri("plain")).status();
   EXPECT_TRUE(not_topic.IsNotFound());
   EXPECT_NE(not_topic.message().find("not a tokenfeed topic"), std::string::npos) << not_topic.ToString();
-  EXPECT_TRUE(Topic::Delete(Uri("plain")).IsNotFound()) << "never deletes a directory that is not a topic";
+  EXPECT_TRUE(TopicDirectory::Delete(Uri("plain")).IsNotFound()) << "never deletes a directory that is not a topic";
   EXPECT_TRUE(FileSystem::Posix()->Stat(dir_.Join("topics/plain")).ok());
 
   TopicOptions zero;
   zero.partitions = 0;
-  EXPECT_EQ(Topic::Create(Uri("z"), zero).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(TopicDirectory::Create(Uri("z"), zero).status().code(), StatusCode::kInvalidArgument);
   TopicOptions tiny;
   tiny.segment_bytes = 100;
-  EXPECT_EQ(Topic::Create(Uri("z"), tiny).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(TopicDirectory::Create(Uri("z"), tiny).status().code(), StatusCode::kInvalidArgument);
 
-  auto topic = Topic::Open(Uri());
+  auto topic = TopicDirectory::Open(Uri());
   Status bad_partition = (*topic)->OpenWriter(PartitionId(1)).status();
   EXPECT_EQ(bad_partition.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(bad_partition.message().find("has 1 partitions"), std::string::npos) << bad_partition.ToString();
 }
 
 TEST_F(TopicTest, UnknownMetadataVersionIsUnsupported) {
-  ASSERT_TRUE(Topic::Create(Uri(), {}).ok());
+  ASSERT_TRUE(TopicDirectory::Create(Uri(), {}).ok());
   const std::string meta = dir_.Join("topics/t/topic.meta");
   auto text = ReadFileToString(FileSystem::Posix(), meta);
   ASSERT_TRUE(text.ok());
   std::string edited = *text;
   edited.replace(edited.find("format_version=1"), 16, "format_version=7");
   ASSERT_TRUE(WriteFileAtomically(FileSystem::Posix(), meta, edited).ok());
-  Status s = Topic::Open(Uri()).status();
+  Status s = TopicDirectory::Open(Uri()).status();
   EXPECT_EQ(s.code(), StatusCode::kUnsupported);
   EXPECT_NE(s.message().find("version 7"), std::string::npos) << s.ToString();
 }
@@ -111,20 +111,20 @@ TEST_F(TopicTest, UnknownMetadataVersionIsUnsupported) {
 TEST_F(TopicTest, DeleteRefusesWhileWritingThenRemovesEverything) {
   TopicOptions options;
   options.partitions = 2;
-  auto topic = Topic::Create(Uri(), options);
+  auto topic = TopicDirectory::Create(Uri(), options);
   ASSERT_TRUE(topic.ok());
   auto w = (*topic)->OpenWriter(PartitionId(1));
   ASSERT_TRUE(w.ok());
-  Status busy = Topic::Delete(Uri());
+  Status busy = TopicDirectory::Delete(Uri());
   EXPECT_EQ(busy.code(), StatusCode::kBusy);
   EXPECT_NE(busy.message().find("partition 1"), std::string::npos) << busy.ToString();
   ASSERT_TRUE((*w)->Close().ok());
-  ASSERT_TRUE(Topic::Delete(Uri()).ok());
-  EXPECT_TRUE(Topic::Open(Uri()).status().IsNotFound());
+  ASSERT_TRUE(TopicDirectory::Delete(Uri()).ok());
+  EXPECT_TRUE(TopicDirectory::Open(Uri()).status().IsNotFound());
   auto left = FileSystem::Posix()->ListDir(dir_.Join("topics"));
   ASSERT_TRUE(left.ok());
   EXPECT_TRUE(left->empty()) << "no hidden leftovers: " << (left->empty() ? "" : left->front());
-  EXPECT_TRUE(Topic::Create(Uri(), options).ok()) << "the name is free again";
+  EXPECT_TRUE(TopicDirectory::Create(Uri(), options).ok()) << "the name is free again";
 }
 
 TEST_F(TopicTest, CreateIsAtomicUnderPowerCut) {
@@ -140,10 +140,10 @@ TEST_F(TopicTest, CreateIsAtomicUnderPowerCut) {
     fault.op = FaultInjectionFileSystem::Op::kSyncDir;
     fault.skip = skip;
     fs.InjectFault(fault);
-    Status created = Topic::Create(uri, options, &fs).status();
+    Status created = TopicDirectory::Create(uri, options, &fs).status();
     fs.ClearFaults();
     ASSERT_TRUE(fs.SimulatePowerCut().ok());
-    auto opened = Topic::Open(uri, &fs);
+    auto opened = TopicDirectory::Open(uri, &fs);
     if (opened.ok()) {
       auto d = (*opened)->Describe();
       EXPECT_TRUE(d.ok()) << d.status().ToString();
@@ -166,7 +166,7 @@ namespace {
 // deleting the topic removes the link, and a LOCK link is refused, not
 // written through (which would truncate its target).
 TEST_F(TopicTest, LinksInsideATopicAreNeverFollowed) {
-  ASSERT_TRUE(Topic::Create(Uri(), {}).ok());
+  ASSERT_TRUE(TopicDirectory::Create(Uri(), {}).ok());
   const std::string outside = dir_.Join("outside");
   ASSERT_TRUE(FileSystem::Posix()->CreateDir(outside).ok());
   ASSERT_TRUE(WriteFileAtomically(FileSystem::Posix(), outside + "/precious", "keep me").ok());
@@ -175,7 +175,7 @@ TEST_F(TopicTest, LinksInsideATopicAreNeverFollowed) {
   ASSERT_EQ(::unlink((pdir + "/LOCK").c_str()) == 0 || errno == ENOENT, true);
   ASSERT_EQ(::symlink((outside + "/precious").c_str(), (pdir + "/LOCK").c_str()), 0);
 
-  auto topic = Topic::Open(Uri());
+  auto topic = TopicDirectory::Open(Uri());
   ASSERT_TRUE(topic.ok());
   auto w = (*topic)->OpenWriter(PartitionId(0));
   ASSERT_FALSE(w.ok());
@@ -183,9 +183,9 @@ TEST_F(TopicTest, LinksInsideATopicAreNeverFollowed) {
   EXPECT_EQ(*ReadFileToString(FileSystem::Posix(), outside + "/precious"), "keep me");
 
   ASSERT_TRUE(::unlink((pdir + "/LOCK").c_str()) == 0);
-  Status deleted = Topic::Delete(Uri());
+  Status deleted = TopicDirectory::Delete(Uri());
   ASSERT_TRUE(deleted.ok()) << deleted.ToString();
-  EXPECT_FALSE(Topic::Open(Uri()).ok());
+  EXPECT_FALSE(TopicDirectory::Open(Uri()).ok());
   auto kept = ReadFileToString(FileSystem::Posix(), outside + "/precious");
   ASSERT_TRUE(kept.ok()) << "deleting the topic emptied a directory outside it: " << kept.status().ToString();
   EXPECT_EQ(*kept, "keep me");

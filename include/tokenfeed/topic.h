@@ -1,8 +1,9 @@
 // A topic named by URI -- log:DIR/TOPIC (the embedded log) or
 // kafka://HOST:PORT[,HOST:PORT]/TOPIC -- opened for writing token records
 // (TopicWriter, for the ingest) or reading them (PartitionCursor, for inspect
-// and the loader). The one place that knows both transports; everything
-// above it is written once.
+// and the loader). The storage seam of the public API: the ingest, the loader,
+// serve, the CLI and Python use it, and the two transports (src/log/,
+// src/kafka/ behind src/topic/) are internal implementations.
 // Visibility: a record written by TopicWriter (Reserve + Commit, or Append)
 // is readable by cursors once Commit returns (log) or once Flush returns
 // (Kafka: after the broker acknowledged it); a reserved record is never
@@ -21,8 +22,12 @@
 #include <vector>
 
 #include "tokenfeed/ids.h"
-#include "tokenfeed/log.h"
+#include "tokenfeed/log_options.h"
 #include "tokenfeed/status.h"
+
+namespace tokenfeed {
+class FileSystem;  // internal (base/file_system.h): tests inject faults through it; null is the real one
+}
 
 namespace tokenfeed::topic {
 

@@ -16,8 +16,9 @@
 // in the page cache. Sealing a segment (roll) and Close() always sync.
 // Thread-safety: one PartitionWriter per partition on a machine (a lock file
 // enforces it, across processes too); a writer and a reader are each used by
-// one thread at a time. Topic's methods may be called from any thread. Any
-// number of readers, in any processes, may read while a writer appends.
+// one thread at a time. TopicDirectory's methods may be called from any
+// thread. Any number of readers, in any processes, may read while a writer
+// appends.
 // Errors name the topic, partition, segment file, file position and offset.
 #pragma once
 
@@ -29,8 +30,9 @@
 #include <string_view>
 #include <vector>
 
+#include "log/log_batch.h"
 #include "tokenfeed/ids.h"
-#include "tokenfeed/log_batch.h"
+#include "tokenfeed/log_options.h"
 #include "tokenfeed/status.h"
 
 namespace tokenfeed {
@@ -49,41 +51,6 @@ struct LogUri {
 // InvalidArgument (saying what a log URI looks like) for anything else.
 // Topic names are 1-200 characters of [A-Za-z0-9._-], not starting with '.'.
 Result<LogUri> ParseLogUri(std::string_view uri);
-
-struct TopicOptions {
-  uint32_t partitions = 1;
-  // A partition starts a new segment file when the next batch would grow
-  // the current one beyond this (a larger batch gets a segment of its own).
-  uint64_t segment_bytes = uint64_t{256} << 20;
-  // One sparse-index entry per this many bytes of batches.
-  uint32_t index_interval_bytes = 64 << 10;
-};
-
-enum class FsyncPolicy { kEachBatch, kInterval, kNone };
-
-struct WriterOptions {
-  FsyncPolicy fsync = FsyncPolicy::kEachBatch;
-  uint32_t fsync_interval_ms = 1000;               // kInterval only
-  uint64_t fsync_interval_bytes = uint64_t{64} << 20;  // kInterval only
-  // When the last segment holds damage (a batch that fails its checks below
-  // the point the writer had synced, or one followed by valid batches; see
-  // docs/log_format.md) the writer refuses to open. Set this to open anyway:
-  // the bytes from the damaged batch on are copied to a file beside the
-  // segment ("<segment>.damaged-<position>", synced), then cut off, losing
-  // every record from there on (the recovery report says where they are).
-  bool discard_after_damage = false;
-};
-
-struct ReaderOptions {
-  // The active (last) segment is read with pread into a buffer of this size,
-  // grown to fit a larger batch; sealed segments are memory-mapped and read
-  // in place, without a buffer.
-  size_t buffer_bytes = size_t{8} << 20;
-  // Checks each batch's CRC32C (the header checksum is always checked): a
-  // batch of a sealed segment the first time this reader reads it, a batch
-  // of the active segment at every read.
-  bool verify_checksums = true;
-};
 
 struct AppendResult {
   Offset base_offset;  // the batch's records got offsets [base_offset, end_offset())
@@ -195,22 +162,25 @@ struct TopicDescription {
   std::vector<PartitionDescription> partitions;
 };
 
-// An open topic: its validated metadata and the way to its partitions.
-class Topic {
+// One topic of the embedded log on disk (DIR/TOPIC): its validated metadata
+// and the way to its partitions. Callers above the storage seam use the
+// transport-neutral topic API (tokenfeed/topic.h), whose log implementation
+// this is.
+class TopicDirectory {
  public:
   // Creates DIR/TOPIC with `options.partitions` empty partitions, atomically:
   // it is built in a hidden directory and renamed into place, so a crash
   // leaves either no topic or a complete one. AlreadyExists if it exists.
-  static Result<std::unique_ptr<Topic>> Create(std::string_view uri, const TopicOptions& options,
-                                               FileSystem* fs = nullptr);
+  static Result<std::unique_ptr<TopicDirectory>> Create(std::string_view uri, const TopicOptions& options,
+                                                        FileSystem* fs = nullptr);
   // Opens and checks the metadata. NotFound when there is no topic;
   // Unsupported for a metadata version this build does not read.
-  static Result<std::unique_ptr<Topic>> Open(std::string_view uri, FileSystem* fs = nullptr);
+  static Result<std::unique_ptr<TopicDirectory>> Open(std::string_view uri, FileSystem* fs = nullptr);
   // Deletes the topic and all of its data. Busy when a writer is open on any
   // of its partitions. Readers that are open see their files disappear.
   static Status Delete(std::string_view uri, FileSystem* fs = nullptr);
 
-  ~Topic();
+  ~TopicDirectory();
   const std::string& uri() const { return uri_; }
   uint32_t partition_count() const { return options_.partitions; }
   const TopicOptions& options() const { return options_; }
@@ -226,7 +196,8 @@ class Topic {
   Result<std::optional<StoredRecord>> ReadLastRecord(PartitionId partition);
 
  private:
-  Topic(FileSystem* fs, LogUri uri, TopicOptions options, int64_t created_unix_ms, std::string created_by);
+  TopicDirectory(FileSystem* fs, LogUri uri, TopicOptions options, int64_t created_unix_ms,
+                 std::string created_by);
   Status CheckPartition(PartitionId partition) const;
 
   FileSystem* fs_;

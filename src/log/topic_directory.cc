@@ -11,7 +11,7 @@
 #include "log/partition_writer.h"
 #include "log/segment_index.h"
 #include "log/topic_metadata.h"
-#include "tokenfeed/log.h"
+#include "log/log.h"
 
 namespace tokenfeed::log {
 
@@ -95,7 +95,7 @@ std::string RecoveryReport::ToString() const {
   return s;
 }
 
-Topic::Topic(FileSystem* fs, LogUri uri, TopicOptions options, int64_t created_unix_ms, std::string created_by)
+TopicDirectory::TopicDirectory(FileSystem* fs, LogUri uri, TopicOptions options, int64_t created_unix_ms, std::string created_by)
     : fs_(fs),
       location_(std::move(uri)),
       uri_(location_.ToString()),
@@ -103,9 +103,9 @@ Topic::Topic(FileSystem* fs, LogUri uri, TopicOptions options, int64_t created_u
       created_unix_ms_(created_unix_ms),
       created_by_(std::move(created_by)) {}
 
-Topic::~Topic() = default;
+TopicDirectory::~TopicDirectory() = default;
 
-Result<std::unique_ptr<Topic>> Topic::Create(std::string_view uri, const TopicOptions& options, FileSystem* fs) {
+Result<std::unique_ptr<TopicDirectory>> TopicDirectory::Create(std::string_view uri, const TopicOptions& options, FileSystem* fs) {
   fs = OrPosix(fs);
   TF_ASSIGN_OR_RETURN(LogUri u, ParseLogUri(uri));
   const std::string shown = u.ToString();
@@ -138,10 +138,10 @@ Result<std::unique_ptr<Topic>> Topic::Create(std::string_view uri, const TopicOp
     return s.WithContext("creating topic " + shown);
   }
   TF_RETURN_IF_ERROR(fs->SyncDir(u.dir).WithContext("creating topic " + shown));
-  return std::unique_ptr<Topic>(new Topic(fs, std::move(u), options, meta.created_unix_ms, meta.created_by));
+  return std::unique_ptr<TopicDirectory>(new TopicDirectory(fs, std::move(u), options, meta.created_unix_ms, meta.created_by));
 }
 
-Result<std::unique_ptr<Topic>> Topic::Open(std::string_view uri, FileSystem* fs) {
+Result<std::unique_ptr<TopicDirectory>> TopicDirectory::Open(std::string_view uri, FileSystem* fs) {
   fs = OrPosix(fs);
   TF_ASSIGN_OR_RETURN(LogUri u, ParseLogUri(uri));
   const std::string shown = u.ToString();
@@ -161,14 +161,14 @@ Result<std::unique_ptr<Topic>> Topic::Open(std::string_view uri, FileSystem* fs)
   options.partitions = m.partitions;
   options.segment_bytes = m.segment_bytes;
   options.index_interval_bytes = m.index_interval_bytes;
-  return std::unique_ptr<Topic>(new Topic(fs, std::move(u), options, m.created_unix_ms, m.created_by));
+  return std::unique_ptr<TopicDirectory>(new TopicDirectory(fs, std::move(u), options, m.created_unix_ms, m.created_by));
 }
 
-Status Topic::Delete(std::string_view uri, FileSystem* fs) {
+Status TopicDirectory::Delete(std::string_view uri, FileSystem* fs) {
   fs = OrPosix(fs);
   // Only a directory whose metadata checks out is deleted: never an
   // arbitrary directory someone named by mistake.
-  TF_ASSIGN_OR_RETURN(std::unique_ptr<Topic> topic, Open(uri, fs));
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<TopicDirectory> topic, Open(uri, fs));
   std::vector<std::unique_ptr<FileLock>> locks;
   for (uint32_t p = 0; p < topic->partition_count(); ++p) {
     const PartitionLayout layout = MakePartitionLayout(topic->uri(), topic->location_.path(), PartitionId(p));
@@ -190,7 +190,7 @@ Status Topic::Delete(std::string_view uri, FileSystem* fs) {
   return RemoveTree(fs, doomed).WithContext("deleting " + topic->uri() + " (it is gone; removing its files)");
 }
 
-Status Topic::CheckPartition(PartitionId partition) const {
+Status TopicDirectory::CheckPartition(PartitionId partition) const {
   if (partition.value() >= options_.partitions) {
     return Status::InvalidArgument("topic " + uri_ + " has " + Num(options_.partitions) + " partitions (0 to " +
                                    Num(options_.partitions - 1) + "); there is no partition " + ToString(partition));
@@ -198,17 +198,17 @@ Status Topic::CheckPartition(PartitionId partition) const {
   return Status::OK();
 }
 
-Result<std::unique_ptr<PartitionWriter>> Topic::OpenWriter(PartitionId partition, const WriterOptions& options) {
+Result<std::unique_ptr<PartitionWriter>> TopicDirectory::OpenWriter(PartitionId partition, const WriterOptions& options) {
   TF_RETURN_IF_ERROR(CheckPartition(partition));
   return OpenPartitionWriter(fs_, MakePartitionLayout(uri_, location_.path(), partition), options_, options);
 }
 
-Result<std::unique_ptr<PartitionReader>> Topic::OpenReader(PartitionId partition, const ReaderOptions& options) {
+Result<std::unique_ptr<PartitionReader>> TopicDirectory::OpenReader(PartitionId partition, const ReaderOptions& options) {
   TF_RETURN_IF_ERROR(CheckPartition(partition));
   return OpenPartitionReader(fs_, MakePartitionLayout(uri_, location_.path(), partition), options);
 }
 
-Result<TopicDescription> Topic::Describe() {
+Result<TopicDescription> TopicDirectory::Describe() {
   TopicDescription d;
   d.uri = uri_;
   d.format_version = f::kMetadataVersion;
@@ -231,7 +231,7 @@ Result<TopicDescription> Topic::Describe() {
   return d;
 }
 
-Result<std::optional<StoredRecord>> Topic::ReadLastRecord(PartitionId partition) {
+Result<std::optional<StoredRecord>> TopicDirectory::ReadLastRecord(PartitionId partition) {
   TF_RETURN_IF_ERROR(CheckPartition(partition));
   const PartitionLayout layout = MakePartitionLayout(uri_, location_.path(), partition);
   TF_ASSIGN_OR_RETURN(PartitionTail tail, ReadPartitionTail(fs_, layout, /*with_sizes=*/false));
