@@ -31,6 +31,11 @@ struct Attribute {
   std::string_view value;  // the whole attribute block is at most 1024 bytes
 };
 
+// Which of BOS and EOS the document stage put around the record's document:
+// "bos", "eos" or "bos,eos"; absent when neither. The loader refuses to add
+// them a second time (docs/record_format.md).
+inline constexpr std::string_view kEndsAttribute = "ends";
+
 // What the ingest knows about one document. The views must stay valid until
 // the record is written.
 struct RecordFields {

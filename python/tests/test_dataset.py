@@ -400,3 +400,13 @@ def test_the_version_has_one_home():
     assert tokenfeed.__version__ == cmake
     assert not re.search(r"^version\s*=", (root / "pyproject.toml").read_text(), re.M)
     assert "__version__ =" not in (root / "python" / "tokenfeed" / "__init__.py").read_text()
+
+
+def test_bos_or_eos_added_at_ingest_and_again_here_is_refused(topic):
+    """The topic was ingested with --add-eos: its records carry the 'ends' attribute."""
+    with pytest.raises(tokenfeed.InvalidArgumentError, match="already carry the document-end"):
+        tokenfeed.TokenDataset(topic, seq_len=128, batch_size=2, eos_id=1)
+    # What the records lack may still be added here.
+    ds = tokenfeed.TokenDataset(topic, seq_len=128, batch_size=2, bos_id=0)
+    first = next(iter(ds))
+    assert first["input_ids"].shape == (2, 128)

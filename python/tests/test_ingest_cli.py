@@ -71,6 +71,10 @@ def test_hash_partitioning_and_bos_eos(tmp_path, corpus):
     assert len(recs) == len(texts)
     assert all(r["ids"][0] == 0 and r["ids"][-1] == 1 for r in recs)  # DeepSeek-V3's BOS and EOS
     assert len({r["partition"] for r in recs}) == 4
+    # The records say so, for a loader that would add them again.
+    assert all(r["attributes"]["ends"] == "bos,eos" for r in recs)
+    ingest(tmp_path, [d], "plain")
+    assert all("ends" not in r["attributes"] for r in records(f"log:{tmp_path}/plain")[:50])
 
 
 def topic_records(uri: str) -> int:

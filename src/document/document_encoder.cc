@@ -30,6 +30,13 @@ Result<DocumentEncoder> DocumentEncoder::Create(std::shared_ptr<const Tokenizer>
   return e;
 }
 
+std::string_view DocumentEncoder::ends() const {
+  if (bos_ && eos_) return "bos,eos";
+  if (bos_) return "bos";
+  if (eos_) return "eos";
+  return {};
+}
+
 Status DocumentEncoder::Encode(std::string_view text, std::vector<TokenId>* ids) const {
   if (bos_) ids->push_back(*bos_);
   TF_RETURN_IF_ERROR(tokenizer_->Encode(text, ids, encode_));

@@ -15,11 +15,14 @@
 #include <string_view>
 #include <vector>
 
+#include "tokenfeed/record.h"
 #include "tokenfeed/status.h"
 #include "tokenfeed/tokenizer.h"
 #include "tokenfeed/utf8_policy.h"
 
 namespace tokenfeed::document {
+
+using record::kEndsAttribute;  // tokenfeed/record.h: which of BOS/EOS a record carries
 
 struct DocumentOptions {
   // Put the tokenizer's document-start (BOS) / document-end (EOS) token around
@@ -58,6 +61,9 @@ class DocumentEncoder {
   const DocumentOptions& options() const { return options_; }
   std::optional<TokenId> bos() const { return bos_; }
   std::optional<TokenId> eos() const { return eos_; }
+  // The kEndsAttribute value for this stage's records; empty when it adds
+  // neither (then the attribute is left out).
+  std::string_view ends() const;
 
  private:
   DocumentEncoder(std::shared_ptr<const Tokenizer> tokenizer, const DocumentOptions& options);

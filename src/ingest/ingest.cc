@@ -509,7 +509,10 @@ class Ingest {
   Status Write() {
     std::vector<Pending> pending(owned_.size());
     record::RecordEncoder encoder;
-    const record::Attribute run{kRunAttribute, fingerprint_};
+    // The run's fingerprint, and which of BOS/EOS the document stage added
+    // (a loader told to add them too refuses).
+    std::vector<record::Attribute> attributes{{kRunAttribute, fingerprint_}};
+    if (!encoder_->ends().empty()) attributes.push_back({document::kEndsAttribute, encoder_->ends()});
     while (auto c = pipe_->PopDoneInOrder()) {
       if (!c->error.ok()) return c->error;
       uint32_t begin = 0;
@@ -521,7 +524,7 @@ class Ingest {
         f.source_line = d.line;
         f.source_byte_offset = d.byte_offset;
         f.doc_seq = d.sequence;
-        f.attributes = std::span<const record::Attribute>(&run, 1);
+        f.attributes = attributes;
         std::span<const uint32_t> ids(c->ids.data() + begin, end - begin);
         TF_RETURN_IF_ERROR(encoder.Prepare(f, ids)
                                .WithContext(std::string(f.source_path) + ":" + std::to_string(d.line)));

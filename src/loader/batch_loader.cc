@@ -25,6 +25,8 @@
 #include "loader/source_mixer.h"
 #include "loader/source_stream.h"
 #include "tokenfeed/loader.h"
+#include "tokenfeed/record.h"
+#include "tokenfeed/topic.h"
 
 namespace tokenfeed {
 namespace {
@@ -82,6 +84,40 @@ Status CheckSourcesHoldRecords(const std::vector<LoaderSource>& sources, const S
   return Status::OK();
 }
 
+// A source whose records already carry BOS or EOS (the document stage of
+// its ingest or serve added them: the record's "ends" attribute) must not get
+// them again here, or every document would begin or end with two. Looks at
+// the first record of the source's first non-empty partition: a topic is
+// written by one document stage.
+Status CheckDocumentEnds(const LoaderOptions& o, const Snapshot& snap, const topic::TopicConfig& config) {
+  if (!o.bos_id && !o.eos_id) return Status::OK();
+  for (size_t s = 0; s < o.sources.size(); ++s) {
+    if (o.sources[s].weight <= 0) continue;
+    const std::vector<PartitionRange>& parts = snap.sources[s].partitions;
+    for (uint32_t p = 0; p < parts.size(); ++p) {
+      if (parts[p].end <= parts[p].start) continue;
+      TF_ASSIGN_OR_RETURN(auto cursor, topic::OpenPartitionCursor(o.sources[s].uri, PartitionId(p), config));
+      TF_RETURN_IF_ERROR(cursor->Seek(Offset(parts[p].start)));
+      TF_ASSIGN_OR_RETURN(auto records, cursor->Read(std::chrono::milliseconds(o.kafka_timeout_ms), 1));
+      if (records.empty()) break;
+      auto view = record::RecordView::Parse(records[0].bytes);
+      if (!view.ok()) break;  // the stream reports a bad record where it reads it
+      const std::string_view ends = view->FindAttribute(record::kEndsAttribute).value_or("");
+      const bool has_bos = ends.find("bos") != std::string_view::npos;
+      const bool has_eos = ends.find("eos") != std::string_view::npos;
+      if ((o.bos_id && has_bos) || (o.eos_id && has_eos)) {
+        const char* which = (o.bos_id && has_bos) ? "document-start (bos_id)" : "document-end (eos_id)";
+        return Status::InvalidArgument(
+            "source " + o.sources[s].uri + ": its records already carry the " + which +
+            " token (their ingest or serve added it: --add-bos / --add-eos); adding it here too would put two "
+            "around every document: leave the loader's setting unset, or ingest without it");
+      }
+      break;
+    }
+  }
+  return Status::OK();
+}
+
 class LoaderImpl final : public Loader {
  public:
   explicit LoaderImpl(LoaderOptions o)
@@ -103,6 +139,7 @@ class LoaderImpl final : public Loader {
       TF_RETURN_IF_ERROR(CheckSnapshotFits(snapshot_, o_.sources));
     }
     TF_RETURN_IF_ERROR(CheckSourcesHoldRecords(o_.sources, snapshot_));
+    TF_RETURN_IF_ERROR(CheckDocumentEnds(o_, snapshot_, topic_config_));
     std::vector<double> weights;
     for (uint32_t s = 0; s < o_.sources.size(); ++s) {
       TF_ASSIGN_OR_RETURN(auto stream, SourceStream::Open(BaseConfig(s)));

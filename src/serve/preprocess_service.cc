@@ -126,6 +126,8 @@ class Service {
     TF_ASSIGN_OR_RETURN(document::DocumentEncoder encoder,
                         document::DocumentEncoder::Create(std::move(tokenizer), stage, o_.tokenizer_path));
     documents_.emplace(std::move(encoder));
+    // Which of BOS/EOS the records carry (a loader told to add them too refuses).
+    if (!documents_->ends().empty()) attributes_.push_back({document::kEndsAttribute, documents_->ends()});
     TF_ASSIGN_OR_RETURN(cleaner_, text::Cleaner::Create(o_.clean));
     if (const kafka::ConfigEntry* m = client.config.Find("message.max.bytes")) {
       if (auto n = ParseBytes(m->value)) max_record_bytes_ = *n;
@@ -363,6 +365,7 @@ class Service {
     f.source_line = static_cast<uint64_t>(k.partition);
     f.source_byte_offset = static_cast<uint64_t>(k.offset);
     f.doc_seq = static_cast<uint64_t>(k.offset);
+    f.attributes = attributes_;
     Status prepared = encoder_.Prepare(f, ids_);
     if (prepared.ok() && encoder_.size() + kBatchOverheadBytes > max_record_bytes_) {
       prepared = Status::ResourceExhausted(
@@ -488,6 +491,7 @@ class Service {
   std::string source_;
   std::string transactional_id_;
   std::optional<document::DocumentEncoder> documents_;
+  std::vector<record::Attribute> attributes_;  // of every record
   text::Cleaner cleaner_ = text::Cleaner::Create({}).value();
   RawMessageDecoder decoder_;
   static constexpr const char* kProducerLimit = "the producer's message.max.bytes";
