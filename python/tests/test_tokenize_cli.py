@@ -65,3 +65,29 @@ def test_blank_lines_are_skipped_and_compressed_inputs_read(tmp_path):
     assert run("tokenize", "--tokenizer", deepseek(), zst).stdout == expected
     r = run("tokenize", "--tokenizer", deepseek(), "--threads", "-3", plain, check=False)
     assert r.returncode == 2 and "--threads" in r.stderr
+
+
+def test_a_line_longer_than_a_read_block_is_tokenized(tmp_path):
+    # Lines are read in blocks of 8 MB. Before, a line longer than a block
+    # sent the reader into endless recursion (the process died).
+    words = "alpha beta 数据 管道 " * 500_000  # ~9.5 MB
+    f = tmp_path / "long.jsonl"
+    f.write_text(json.dumps({"text": "first"}) + "\n" + json.dumps({"text": words}, ensure_ascii=False) + "\n"
+                 + json.dumps({"text": "last"}) + "\n")
+    r = run("tokenize", "--tokenizer", deepseek(), f)
+    out = [json.loads(line) for line in r.stdout.splitlines()]
+    assert len(out) == 3
+    tok = tokenfeed.Tokenizer.from_file(deepseek())
+    assert out[0] == tok.encode("first") and out[2] == tok.encode("last")
+    assert tok.decode(out[1]) == words
+
+
+def test_a_line_over_the_document_limit_is_an_error_naming_it(tmp_path):
+    f = tmp_path / "huge.jsonl"
+    with open(f, "w") as out:
+        out.write('{"text": "ok"}\n{"text": "')
+        out.write("x" * (65 << 20))
+        out.write('"}\n')
+    r = run("tokenize", "--tokenizer", deepseek(), f, check=False)
+    assert r.returncode == 1, r.stderr
+    assert f"{f}:2: the line is" in r.stderr and "more than the 67108864" in r.stderr, r.stderr

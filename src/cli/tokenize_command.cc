@@ -19,6 +19,7 @@
 #include "cli/command.h"
 #include "document/document_encoder.h"
 #include "text/byte_source.h"
+#include "text/line_window.h"
 #include "text/json_text_field.h"
 #include "tokenfeed/tokenizer.h"
 
@@ -36,72 +37,12 @@ struct TokenizeOptions {
 };
 
 constexpr size_t kBlockBytes = 8 << 20;
+// As the ingest's default --max-doc-bytes.
+constexpr size_t kMaxLineBytes = size_t{64} << 20;
 
 bool IsBlank(std::string_view line) {
   return line.find_first_not_of(" \t\r\v\f") == std::string_view::npos;
 }
-
-// Reads whole lines, a block at a time, from standard input or from a file
-// through text::ByteSource (which decompresses .gz and .zst).
-class LineBlockReader {
- public:
-  LineBlockReader(std::FILE* f, std::string name) : f_(f), name_(std::move(name)) {}
-  LineBlockReader(std::unique_ptr<text::ByteSource> source, std::string name)
-      : source_(std::move(source)), name_(std::move(name)) {}
-
-  // Fills `lines` with up to about kBlockBytes of complete lines (without
-  // their "\n"). Returns false at the end of the input.
-  Result<bool> Next(std::string* storage, std::vector<std::string_view>* lines) {
-    lines->clear();
-    storage->swap(carry_);
-    carry_.clear();
-    while (storage->size() < kBlockBytes && !eof_) {
-      size_t old = storage->size();
-      storage->resize(old + (1 << 20));
-      size_t n = 0;
-      if (source_) {
-        TF_ASSIGN_OR_RETURN(n, source_->Read(storage->data() + old, 1 << 20));
-      } else {
-        n = std::fread(storage->data() + old, 1, 1 << 20, f_);
-        if (n == 0 && std::ferror(f_)) {
-          return Status::IoError("cannot read '" + name_ + "': " + std::strerror(errno));
-        }
-      }
-      storage->resize(old + n);
-      if (n == 0) eof_ = true;
-    }
-    // Keep a trailing partial line for the next block unless the input ended.
-    size_t end = storage->size();
-    if (!eof_) {
-      size_t last_nl = storage->rfind('\n');
-      end = last_nl == std::string::npos ? 0 : last_nl + 1;
-      carry_.assign(*storage, end, std::string::npos);
-      if (end == 0 && storage->size() >= kBlockBytes) {
-        // One line longer than a block: keep reading it into the carry.
-        carry_.swap(*storage);
-        storage->clear();
-        return Next(storage, lines);
-      }
-      storage->resize(end);
-    }
-    std::string_view data(*storage);
-    size_t pos = 0;
-    while (pos < data.size()) {
-      size_t nl = data.find('\n', pos);
-      if (nl == std::string_view::npos) nl = data.size();
-      lines->push_back(data.substr(pos, nl - pos));
-      pos = nl + 1;
-    }
-    return !lines->empty() || !eof_;
-  }
-
- private:
-  std::FILE* f_ = nullptr;
-  std::unique_ptr<text::ByteSource> source_;
-  std::string name_;
-  std::string carry_;
-  bool eof_ = false;
-};
 
 // The text of one JSONL line, after the UTF-8 policy (applied to the whole
 // line, so that a bad byte inside a string is repaired or named rather than
@@ -154,6 +95,8 @@ Status RunTokenize(const TokenizeOptions& opts) {
   std::vector<std::string> inputs = opts.inputs;
   if (inputs.empty()) inputs.push_back("-");
   std::string storage, out;
+  std::vector<size_t> starts;      // of each line in storage
+  std::vector<uint64_t> numbers;   // each line's number in its input
   std::vector<std::string_view> lines;
   std::vector<std::vector<TokenId>> ids;
   std::vector<Status> errors;
@@ -164,23 +107,42 @@ Status RunTokenize(const TokenizeOptions& opts) {
 
   for (const std::string& input : inputs) {
     const std::string name = input == "-" ? "<stdin>" : input;
-    std::unique_ptr<LineBlockReader> block_reader;
+    std::unique_ptr<text::ByteSource> source;
     if (input == "-") {
-      block_reader = std::make_unique<LineBlockReader>(stdin, name);
+      source = text::ByteSource::OpenStandardInput();
     } else {
-      TF_ASSIGN_OR_RETURN(auto source, text::ByteSource::Open(input));
-      block_reader = std::make_unique<LineBlockReader>(std::move(source), name);
+      TF_ASSIGN_OR_RETURN(source, text::ByteSource::Open(input));
     }
-    LineBlockReader& reader = *block_reader;
-    uint64_t first_line = 1;
-    Status status;
-    while (true) {
-      auto more = reader.Next(&storage, &lines);
-      if (!more.ok()) {
-        status = more.status();
-        break;
+    // The ingest's line splitting: a leading byte order mark and one CR
+    // before each LF are not part of the text; a line longer than
+    // kMaxLineBytes is an error naming it (memory stays bounded).
+    text::LineWindow window(source.get(), kMaxLineBytes, kBlockBytes);
+    bool more = true;
+    while (more) {
+      // Up to about kBlockBytes of complete lines, copied out of the window
+      // so that the workers can take them together.
+      storage.clear();
+      starts.clear();
+      numbers.clear();
+      while (storage.size() < kBlockBytes) {
+        text::Line line;
+        TF_ASSIGN_OR_RETURN(more, window.Next(&line));
+        if (!more) break;
+        if (line.too_long) {
+          return Status::InvalidArgument(name + ":" + std::to_string(line.number) + ": the line is " +
+                                         std::to_string(line.length) + " bytes, more than the " +
+                                         std::to_string(kMaxLineBytes) + " a document may have");
+        }
+        starts.push_back(storage.size());
+        numbers.push_back(line.number);
+        storage.append(line.text);
       }
-      if (!*more) break;
+      if (starts.empty()) break;
+      lines.clear();
+      for (size_t i = 0; i < starts.size(); ++i) {
+        const size_t end = i + 1 < starts.size() ? starts[i + 1] : storage.size();
+        lines.push_back(std::string_view(storage).substr(starts[i], end - starts[i]));
+      }
       ids.assign(lines.size(), {});
       errors.assign(lines.size(), Status());
       skipped.assign(lines.size(), 0);
@@ -190,9 +152,7 @@ Status RunTokenize(const TokenizeOptions& opts) {
         while (true) {
           size_t i = next.fetch_add(1);
           if (i >= lines.size()) return Status::OK();
-          std::string_view line = lines[i];
-          if (first_line + i == 1 && line.substr(0, 3) == "\xEF\xBB\xBF") line.remove_prefix(3);
-          if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+          const std::string_view line = lines[i];
           if (IsBlank(line)) {
             skipped[i] = 1;
             continue;
@@ -208,24 +168,21 @@ Status RunTokenize(const TokenizeOptions& opts) {
       // A worker's failure outside one line's encoding (out of memory reading
       // a JSON field) ends the command with an error, never the process.
       unsigned n = std::min<unsigned>(threads, static_cast<unsigned>(lines.size()));
-      Status pool = RunWorkers(n, name + ": tokenizing lines " + std::to_string(first_line) + " to " +
-                                      std::to_string(first_line + lines.size() - 1), work);
+      Status pool = RunWorkers(n, name + ": tokenizing lines " + std::to_string(numbers.front()) + " to " +
+                                      std::to_string(numbers.back()), work);
       TF_RETURN_IF_ERROR(pool);
       out.clear();
       for (size_t i = 0; i < lines.size(); ++i) {
         if (!errors[i].ok()) {
           std::fwrite(out.data(), 1, out.size(), stdout);
-          return Status(errors[i].code(), name + ":" + std::to_string(first_line + i) + ": " + errors[i].message());
+          return Status(errors[i].code(), name + ":" + std::to_string(numbers[i]) + ": " + errors[i].message());
         }
         if (!skipped[i]) AppendIds(ids[i], &out);
       }
       if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size()) {
-        status = Status::IoError(std::string("cannot write the output: ") + std::strerror(errno));
-        break;
+        return Status::IoError(std::string("cannot write the output: ") + std::strerror(errno));
       }
-      first_line += lines.size();
     }
-    TF_RETURN_IF_ERROR(status);
   }
   if (std::fflush(stdout) != 0) return Status::IoError(std::string("cannot write the output: ") + std::strerror(errno));
   return Status::OK();

@@ -8,8 +8,8 @@
 namespace tokenfeed::loader {
 namespace {
 
-// One number when all sources share it (as when it was a single setting,
-// so earlier states still load).
+// One number when all sources share it (the common case), else one per
+// source.
 std::string BlockRecordsKey(const std::vector<uint32_t>& block_records) {
   std::string all = std::to_string(block_records[0]);
   bool same = true;

@@ -118,6 +118,19 @@ class CompressedInput {
   uint64_t consumed_total_ = 0;
 };
 
+// The process's standard input, read as it comes (a pipe cannot seek), never
+// closed here.
+class StandardInputSource final : public ByteSource {
+ public:
+  StandardInputSource() : ByteSource("<stdin>", Compression::kNone) {}
+
+  Result<size_t> Read(char* dst, size_t n) override {
+    TF_ASSIGN_OR_RETURN(size_t got, ReadFully(STDIN_FILENO, dst, n, path_, offset_));
+    offset_ += got;
+    return got;
+  }
+};
+
 class GzipSource final : public ByteSource {
  public:
   GzipSource(std::string path, int fd) : ByteSource(std::move(path), Compression::kGzip), input_(fd, &path_) {}
@@ -272,6 +285,8 @@ Status ByteSource::SeekTo(uint64_t offset) {
   return Status::Unsupported("cannot seek in compressed input '" + path_ + "' to byte offset " +
                              std::to_string(offset) + "; compressed files are skipped by reading");
 }
+
+std::unique_ptr<ByteSource> ByteSource::OpenStandardInput() { return std::make_unique<StandardInputSource>(); }
 
 Result<std::unique_ptr<ByteSource>> ByteSource::Open(const std::string& path) {
   int raw = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -33,6 +33,8 @@ class ByteSource {
   // in .gz / .zst but its first bytes are not that format's magic (an empty
   // .gz is a truncated file, not an empty corpus).
   static Result<std::unique_ptr<ByteSource>> Open(const std::string& path);
+  // The process's standard input, uncompressed; named "<stdin>" in errors.
+  static std::unique_ptr<ByteSource> OpenStandardInput();
 
   virtual ~ByteSource() = default;
   ByteSource(const ByteSource&) = delete;
