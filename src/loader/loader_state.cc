@@ -5,25 +5,14 @@
 
 #include <simdjson.h>
 
+#include "base/json_writer.h"
+
 namespace tokenfeed::loader {
 namespace {
 
-void AppendJsonString(std::string_view text, std::string* j) {
-  *j += '"';
-  for (char c : text) {
-    if (c == '"' || c == '\\') {
-      *j += '\\';
-      *j += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char esc[8];
-      std::snprintf(esc, sizeof(esc), "\\u%04x", static_cast<unsigned>(c));
-      *j += esc;
-    } else {
-      *j += c;
-    }
-  }
-  *j += '"';
-}
+// The project's one JSON writer quotes (escapes, and keeps the text valid
+// UTF-8 so that the state always parses again).
+void AppendJsonString(std::string_view text, std::string* j) { JsonWriter(j).String(text); }
 
 void AppendSnapshotJson(const Snapshot& snapshot, std::string* j) {
   *j += "[";
