@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cli/command.h"
+#include "cli/document_options.h"
 #include "cli/topic_options.h"
 #include "ingest/ingest.h"
 
@@ -85,10 +86,7 @@ CommandRunner AddIngestCommand(CLI::App& app) {
       ->check(CLI::Range(1u, 1u << 20));
   cmd->add_option("--threads", o.threads, "tokenizing threads (0: all cores)")
       ->check(CLI::Range(0, 4096))->capture_default_str();
-  cmd->add_flag("--add-bos", o.add_bos, "put the tokenizer's document-start token before each document");
-  cmd->add_flag("--add-eos", o.add_eos, "put the tokenizer's document-end token after each document");
-  cmd->add_flag("--keep-special-tokens", o.keep_special_tokens,
-                "turn special-token text found inside documents into special tokens (default: plain text)");
+  AddDocumentOptions(cmd, &o.document);
   cmd->add_option("--format", c->format, "input format")->check(CLI::IsMember({"auto", "jsonl", "text"}))
       ->capture_default_str();
   cmd->add_option("--text-mode", c->text_mode, "plain text: a document per line, per paragraph or per file")

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cli/command.h"
+#include "cli/document_options.h"
 #include "cli/topic_options.h"
 #include "base/heap_tuning.h"
 #include "serve/preprocess_service.h"
@@ -73,10 +74,7 @@ CommandRunner AddServeCommand(CLI::App& app) {
   cmd->add_option("--field", o.json_field, "JSON field with the text (dotted path)")->capture_default_str();
   cmd->add_option("--threads", o.threads, "tokenizing threads (0: all cores)")
       ->check(CLI::Range(0, 4096))->capture_default_str();
-  cmd->add_flag("--add-bos", o.add_bos, "put the tokenizer's document-start token before each document");
-  cmd->add_flag("--add-eos", o.add_eos, "put the tokenizer's document-end token after each document");
-  cmd->add_flag("--keep-special-tokens", o.keep_special_tokens,
-                "turn special-token text inside messages into special tokens (default: plain text)");
+  AddDocumentOptions(cmd, &o.document);
   cmd->add_option("--min-chars", o.clean.min_chars, "drop shorter documents (after cleaning; 0: no limit)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--max-chars", o.clean.max_chars, "drop longer documents (after cleaning; 0: no limit)")

@@ -160,9 +160,9 @@ std::string Fingerprint(const IngestOptions& o, uint64_t tokenizer_hash, const t
   // The same files however they were named (relative, absolute, a link).
   for (const auto& f : sources.files()) s += ComparablePath(f.path) + "\n";
   auto add = [&](auto v) { s += std::to_string(v) + ","; };
-  add(o.add_bos);
-  add(o.add_eos);
-  add(o.keep_special_tokens);
+  add(o.document.add_bos);
+  add(o.document.add_eos);
+  add(o.document.keep_special_tokens);
   add(static_cast<int>(o.partition_by));
   add(o.shard.index);
   add(o.shard.count);
@@ -192,13 +192,8 @@ class Ingest {
     TF_ASSIGN_OR_RETURN(sources_, text::SourceSet::Expand(o_.inputs, o_.shard));
     TF_ASSIGN_OR_RETURN(cleaner_, text::Cleaner::Create(o_.clean));
     TF_ASSIGN_OR_RETURN(std::shared_ptr<const Tokenizer> tokenizer, Tokenizer::FromFile(o_.tokenizer_path));
-    document::DocumentOptions stage;
-    stage.add_bos = o_.add_bos;
-    stage.add_eos = o_.add_eos;
-    stage.keep_special_tokens = o_.keep_special_tokens;
-    // The reader made the text valid UTF-8 (or rejected it) already.
     TF_ASSIGN_OR_RETURN(document::DocumentEncoder encoder,
-                        document::DocumentEncoder::Create(std::move(tokenizer), stage, o_.tokenizer_path));
+                        document::DocumentEncoder::Create(std::move(tokenizer), o_.document, o_.tokenizer_path));
     encoder_.emplace(std::move(encoder));
     TF_ASSIGN_OR_RETURN(uint64_t tokenizer_hash, HashFile(o_.tokenizer_path));
 

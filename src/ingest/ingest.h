@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "document/document_encoder.h"
 #include "text/cleaner.h"
 #include "text/cleaning_stats.h"
 #include "text/document_reader.h"
@@ -32,10 +33,9 @@ struct IngestOptions {
   std::vector<std::string> inputs;
   std::string to_uri;
   int threads = 0;  // 0: all cores
-  bool add_bos = false;
-  bool add_eos = false;
-  // Special-token text inside documents stays plain text unless this is set.
-  bool keep_special_tokens = false;
+  // BOS/EOS around each document, special-token text (plain text unless
+  // kept); the reader applies the UTF-8 policy before this stage.
+  document::DocumentOptions document;
   PartitionBy partition_by = PartitionBy::kRoundRobin;
   text::ShardSpec shard;
   text::ReaderOptions reader;

@@ -118,13 +118,8 @@ class Service {
                                                    c.kafka_timeout, &to));
     source_ = from.ToString();
     TF_ASSIGN_OR_RETURN(std::shared_ptr<const Tokenizer> tokenizer, Tokenizer::FromFile(o_.tokenizer_path));
-    document::DocumentOptions stage;
-    stage.add_bos = o_.add_bos;
-    stage.add_eos = o_.add_eos;
-    stage.keep_special_tokens = o_.keep_special_tokens;
-    // The decoder repaired invalid UTF-8 already (serve's policy is replace).
     TF_ASSIGN_OR_RETURN(document::DocumentEncoder encoder,
-                        document::DocumentEncoder::Create(std::move(tokenizer), stage, o_.tokenizer_path));
+                        document::DocumentEncoder::Create(std::move(tokenizer), o_.document, o_.tokenizer_path));
     documents_.emplace(std::move(encoder));
     // Which of BOS/EOS the records carry (a loader told to add them too refuses).
     if (!documents_->ends().empty()) attributes_.push_back({document::kEndsAttribute, documents_->ends()});

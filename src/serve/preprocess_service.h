@@ -12,6 +12,7 @@
 #include <functional>
 #include <string>
 
+#include "document/document_encoder.h"
 #include "serve/raw_message_decoder.h"
 #include "text/cleaner.h"
 #include "tokenfeed/status.h"
@@ -33,9 +34,9 @@ struct ServeOptions {
   RawFormat format = RawFormat::kAuto;
   std::string json_field = "text";
   text::CleanOptions clean;
-  bool add_bos = false;
-  bool add_eos = false;
-  bool keep_special_tokens = false;
+  // BOS/EOS around each document, special-token text (plain text unless
+  // kept); the decoder repairs invalid UTF-8 before this stage.
+  document::DocumentOptions document;
   int threads = 1;  // tokenizing threads per transaction batch (0: all cores)
   // A transaction commits after this many messages or this long after it
   // began, whichever comes first, and whenever the input is idle.
