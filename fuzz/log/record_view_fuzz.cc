@@ -19,6 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<Attribute> attrs;
   for (Attribute a : v->attributes()) attrs.push_back(a);
   RecordFields fields;
+  fields.source_kind = v->source_kind();
   fields.source_path = v->source_path();
   fields.source_line = v->source_line();
   fields.source_byte_offset = v->source_byte_offset();

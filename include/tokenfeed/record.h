@@ -36,15 +36,40 @@ struct Attribute {
 // them a second time (docs/record_format.md).
 inline constexpr std::string_view kEndsAttribute = "ends";
 
-// What the ingest knows about one document. The views must stay valid until
-// the record is written.
+// Where a record's document came from: a line of an input file (ingest), or
+// a message of a raw-text topic (serve), which gives the source fields other
+// meanings (RecordFields).
+enum class SourceKind : uint8_t { kFile, kMessage };
+
+// What the document stage knows about one document. The views must stay
+// valid until the record is written.
 struct RecordFields {
-  std::string_view source_path;     // the input file, at most 4096 bytes
-  uint64_t source_line = 0;         // line of the document's first byte in the uncompressed input
-  uint64_t source_byte_offset = 0;  // byte position of the document in the uncompressed input
-  uint64_t doc_seq = 0;             // the document's number within its ingest run
+  // kFile: the input file, the line of the document's first byte and its byte
+  // position in the uncompressed input, the document's number in its ingest
+  // run. kMessage: the raw topic's URI, the message's partition, its offset,
+  // and its offset again. Use FileSource / MessageSource to fill them.
+  SourceKind source_kind = SourceKind::kFile;
+  std::string_view source_path;     // at most 4096 bytes
+  uint64_t source_line = 0;
+  uint64_t source_byte_offset = 0;
+  uint64_t doc_seq = 0;
   std::span<const Attribute> attributes;
   IdWidth id_width = IdWidth::kAuto;
+
+  void FileSource(std::string_view path, uint64_t line, uint64_t byte_offset, uint64_t sequence) {
+    source_kind = SourceKind::kFile;
+    source_path = path;
+    source_line = line;
+    source_byte_offset = byte_offset;
+    doc_seq = sequence;
+  }
+  void MessageSource(std::string_view topic_uri, uint32_t partition, uint64_t offset) {
+    source_kind = SourceKind::kMessage;
+    source_path = topic_uri;
+    source_line = partition;
+    source_byte_offset = offset;
+    doc_seq = offset;
+  }
 };
 
 // Encodes records without allocating: Prepare checks the fields and sizes the
@@ -116,6 +141,9 @@ class RecordView {
   static Status Validate(std::span<const uint8_t> bytes) { return Parse(bytes).status(); }
 
   uint8_t version() const { return version_; }
+  // kMessage: source_path() is a raw topic's URI, source_line() the message's
+  // partition, source_byte_offset() its offset (RecordFields).
+  SourceKind source_kind() const { return source_kind_; }
   std::string_view source_path() const { return source_path_; }
   uint64_t source_line() const { return source_line_; }
   uint64_t source_byte_offset() const { return source_byte_offset_; }
@@ -156,6 +184,7 @@ class RecordView {
   uint64_t doc_seq_ = 0;
   IdSpan ids_;
   uint8_t version_ = 0;
+  SourceKind source_kind_ = SourceKind::kFile;
 };
 
 }  // namespace tokenfeed::record

@@ -29,7 +29,11 @@ inline constexpr size_t kHeaderSize = 36;
 
 // Flag bits. A reader rejects a record with a bit it does not know.
 inline constexpr uint8_t kFlagIds32 = 0x01;  // ids are u32; without it, u16
-inline constexpr uint8_t kKnownFlags = kFlagIds32;
+// The document came from a message of a raw-text topic (serve), not a file:
+// source_path is the topic's URI, source_line its partition and
+// source_byte_offset (and doc_seq) its offset.
+inline constexpr uint8_t kFlagMessageSource = 0x02;
+inline constexpr uint8_t kKnownFlags = kFlagIds32 | kFlagMessageSource;
 
 // The ids start at a multiple of this many bytes from the record's first
 // byte (zero padding before them), so a record placed at a 4-aligned address

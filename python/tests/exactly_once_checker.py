@@ -364,7 +364,7 @@ def analyse(inputs: dict[tuple[int, int], tuple[int, str]], committed_records: l
     seen: dict[tuple[int, int], int] = {}
     last_in_order: dict[tuple[int, int], int] = {}
     for r in committed_records:
-        key = (r["source"]["line"], r["source"]["byte_offset"])
+        key = (r["source"]["partition"], r["source"]["offset"])
         rep.records_checked += 1
         seen[key] = seen.get(key, 0) + 1
         if seen[key] == 2:
@@ -372,8 +372,8 @@ def analyse(inputs: dict[tuple[int, int], tuple[int, str]], committed_records: l
         if key not in inputs:
             rep.add("record for no raw message", key)
             continue
-        if r["source"]["path"] != raw_uri or r["doc_seq"] != key[1]:
-            rep.add("wrong source or doc_seq", (key, r["source"]["path"], r["doc_seq"]))
+        if r["source"]["topic"] != raw_uri or r["doc_seq"] != key[1]:
+            rep.add("wrong source or doc_seq", (key, r["source"]["topic"], r["doc_seq"]))
         if r["partition"] != key[0] % out_partitions:
             rep.add("record in the wrong partition", (key, r["partition"]))
         # Order: within one output partition, one raw partition's records

@@ -148,21 +148,21 @@ def test_exactly_n_records_with_two_instances_and_a_restart(kafka_broker):
                 i.kill()
     got = records(kafka_broker.uri(tokens))  # read_committed
     assert len(got) == n
-    positions = {(r["source"]["line"], r["source"]["byte_offset"]) for r in got}
+    positions = {(r["source"]["partition"], r["source"]["offset"]) for r in got}
     assert len(positions) == n, "a raw message produced more than one record"
-    assert all(r["source"]["path"] == kafka_broker.uri(raw) for r in got)
-    assert all(r["doc_seq"] == r["source"]["byte_offset"] for r in got)
-    assert all(r["partition"] == r["source"]["line"] for r in got)  # same partition count: p -> p
+    assert all(r["source"]["topic"] == kafka_broker.uri(raw) for r in got)
+    assert all(r["doc_seq"] == r["source"]["offset"] for r in got)
+    assert all(r["partition"] == r["source"]["partition"] for r in got)  # same partition count: p -> p
     # Each raw partition's messages in offset order, and the tokens right.
     import tokenfeed
     tok = tokenfeed.Tokenizer.from_file(deepseek())
     by_partition = {}
     for r in got:
-        by_partition.setdefault(r["source"]["line"], []).append(r["source"]["byte_offset"])
+        by_partition.setdefault(r["source"]["partition"], []).append(r["source"]["offset"])
     for p, offs in by_partition.items():
         assert offs == list(range(len(offs))), f"partition {p}"
     for r in got[:: max(1, n // 300)]:
-        i = r["source"]["byte_offset"] * 4 + r["source"]["line"]  # produced round-robin
+        i = r["source"]["offset"] * 4 + r["source"]["partition"]  # produced round-robin
         raw_text = texts[i]
         text = json.loads(raw_text)["text"] if raw_text.startswith("{") else raw_text
         assert r["ids"] == tok.encode(text, split_special_tokens=True)
@@ -248,7 +248,7 @@ def test_a_killed_instance_restarted_with_its_id_loses_and_doubles_nothing(kafka
             if i is not None:
                 i.kill()
     got = records(kafka_broker.uri(tokens))
-    positions = [(r["source"]["line"], r["source"]["byte_offset"]) for r in got]
+    positions = [(r["source"]["partition"], r["source"]["offset"]) for r in got]
     assert len(positions) == len(set(positions)) == n
 
 
@@ -298,7 +298,7 @@ def test_a_message_too_large_for_the_output_topic_is_skipped_not_retried_forever
         s.kill()
     assert "max.message.bytes" in s.log()
     got = records(kafka_broker.uri(tokens))
-    assert [r["source"]["byte_offset"] for r in got] == [0] + list(range(2, len(values)))
+    assert [r["source"]["offset"] for r in got] == [0] + list(range(2, len(values)))
 
 
 def test_a_refused_delivery_is_skipped_with_a_back_off_never_a_spin(kafka_broker):

@@ -141,7 +141,8 @@ def test_the_analysis_finds_each_kind_of_anomaly():
     inputs = {(p, off): (off * 2 + p, document_text(off * 2 + p)) for p in range(2) for off in range(4)}
 
     def record(p, off, out=None, ids=None, path=uri, doc_seq=None):
-        return {"partition": p % 2 if out is None else out, "source": {"path": path, "line": p, "byte_offset": off},
+        return {"partition": p % 2 if out is None else out,
+                "source": {"kind": "message", "topic": path, "partition": p, "offset": off},
                 "doc_seq": off if doc_seq is None else doc_seq,
                 "ids": tok.encode(inputs[(p, off)][1], split_special_tokens=True) if ids is None else ids}
 
@@ -150,7 +151,8 @@ def test_the_analysis_finds_each_kind_of_anomaly():
     cases = {
         "duplicate record": good + [record(1, 3)],
         "raw message with no record": good[:-1],
-        "record for no raw message": good + [{**record(0, 0), "source": {"path": uri, "line": 0, "byte_offset": 9}}],
+        "record for no raw message": good + [{**record(0, 0), "source": {"kind": "message", "topic": uri,
+                                                                         "partition": 0, "offset": 9}}],
         "wrong token ids": [record(0, 0, ids=[1, 2, 3])] + good[1:],
         "record in the wrong partition": [record(0, 0, out=1)] + good[1:],
         "raw partition order broken": [good[1], good[0]] + good[2:],

@@ -48,9 +48,17 @@ void PrintRecord(const InspectOptions& o, PartitionId p, Offset off, const recor
     j.Key("partition").Uint(p.value());
     j.Key("offset").Uint(off.value());
     j.Key("source").BeginObject();
-    j.Key("path").String(r.source_path());
-    j.Key("line").Uint(r.source_line());
-    j.Key("byte_offset").Uint(r.source_byte_offset());
+    if (r.source_kind() == record::SourceKind::kMessage) {
+      j.Key("kind").String("message");
+      j.Key("topic").String(r.source_path());
+      j.Key("partition").Uint(r.source_line());
+      j.Key("offset").Uint(r.source_byte_offset());
+    } else {
+      j.Key("kind").String("file");
+      j.Key("path").String(r.source_path());
+      j.Key("line").Uint(r.source_line());
+      j.Key("byte_offset").Uint(r.source_byte_offset());
+    }
     j.EndObject();
     j.Key("doc_seq").Uint(r.doc_seq());
     j.Key("attributes").BeginObject();
@@ -71,9 +79,13 @@ void PrintRecord(const InspectOptions& o, PartitionId p, Offset off, const recor
   *out += head;
   // Whatever a topic holds is escaped before it reaches a terminal.
   AppendEscapedForTerminal(r.source_path(), out);
-  *out += ":" + std::to_string(r.source_line()) + " (byte " +
-          std::to_string(r.source_byte_offset()) + ", doc " + std::to_string(r.doc_seq()) + "), " +
-          std::to_string(ids.size()) + " ids [";
+  if (r.source_kind() == record::SourceKind::kMessage) {
+    *out += " partition " + std::to_string(r.source_line()) + " offset " + std::to_string(r.source_byte_offset()) +
+            ", " + std::to_string(ids.size()) + " ids [";
+  } else {
+    *out += ":" + std::to_string(r.source_line()) + " (byte " + std::to_string(r.source_byte_offset()) + ", doc " +
+            std::to_string(r.doc_seq()) + "), " + std::to_string(ids.size()) + " ids [";
+  }
   for (size_t i = 0; i < ids.size() && i < 16; ++i) *out += (i ? "," : "") + std::to_string(ids[i]);
   *out += ids.size() > 16 ? ",...]\n" : "]\n";
   if (tok) {

@@ -515,10 +515,7 @@ class Ingest {
         const Chunk::Doc& d = c->docs[i];
         const uint32_t end = c->id_ends[i];
         record::RecordFields f;
-        f.source_path = record_paths_[d.file_index];
-        f.source_line = d.line;
-        f.source_byte_offset = d.byte_offset;
-        f.doc_seq = d.sequence;
+        f.FileSource(record_paths_[d.file_index], d.line, d.byte_offset, d.sequence);
         f.attributes = attributes;
         std::span<const uint32_t> ids(c->ids.data() + begin, end - begin);
         TF_RETURN_IF_ERROR(encoder.Prepare(f, ids)

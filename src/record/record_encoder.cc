@@ -67,7 +67,8 @@ Status RecordEncoder::Prepare(const RecordFields& fields, std::span<const uint32
 void RecordEncoder::WriteTo(uint8_t* dest) const {
   uint8_t* p = dest;
   p[f::kVersionOffset] = f::kCurrentVersion;
-  p[f::kFlagsOffset] = width_ == 4 ? f::kFlagIds32 : 0;
+  p[f::kFlagsOffset] = static_cast<uint8_t>((width_ == 4 ? f::kFlagIds32 : 0) |
+                                           (fields_.source_kind == SourceKind::kMessage ? f::kFlagMessageSource : 0));
   StoreLittleEndian<uint16_t>(p + f::kSourcePathLengthOffset, static_cast<uint16_t>(fields_.source_path.size()));
   StoreLittleEndian<uint32_t>(p + f::kIdCountOffset, static_cast<uint32_t>(ids_.size()));
   StoreLittleEndian<uint64_t>(p + f::kDocSeqOffset, fields_.doc_seq);

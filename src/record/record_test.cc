@@ -42,6 +42,32 @@ TEST(RecordTest, RoundTripSmallIdsUse16Bits) {
   EXPECT_EQ(v->attributes().begin(), v->attributes().end());
 }
 
+TEST(RecordTest, AMessageSourceIsMarkedAndNamedAsSuch) {
+  const std::vector<uint32_t> ids = {1, 70000};
+  RecordFields fields;
+  fields.MessageSource("kafka://127.0.0.1:9092/raw", 3, 4711);
+  std::string buf;
+  ASSERT_TRUE(EncodeRecord(fields, ids, &buf).ok());
+  EXPECT_EQ(static_cast<uint8_t>(buf[1]), 0x03) << "u32 ids and the message-source flag";
+  auto v = RecordView::Parse(buf);
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_EQ(v->source_kind(), SourceKind::kMessage);
+  EXPECT_EQ(v->source_path(), "kafka://127.0.0.1:9092/raw");
+  EXPECT_EQ(v->source_line(), 3u);         // the partition
+  EXPECT_EQ(v->source_byte_offset(), 4711u);  // the offset
+  EXPECT_EQ(v->doc_seq(), 4711u);
+
+  fields.FileSource("a.jsonl", 7, 99, 12);
+  ASSERT_TRUE(EncodeRecord(fields, ids, &buf).ok());
+  EXPECT_EQ(static_cast<uint8_t>(buf[1]), 0x01);
+  v = RecordView::Parse(buf);
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v->source_kind(), SourceKind::kFile);
+  // Bits this build does not know are still refused.
+  buf[1] = static_cast<char>(0x05);
+  EXPECT_EQ(RecordView::Parse(buf).status().code(), StatusCode::kUnsupported);
+}
+
 TEST(RecordTest, LargeIdSwitchesTo32Bits) {
   const std::vector<uint32_t> ids = {1, 65536, 3};
   RecordFields fields;
@@ -177,10 +203,10 @@ TEST(RecordViewTest, UnknownVersionFlagsAndReservedAreRejected) {
   EXPECT_EQ(RecordView::Validate(Span(r)).code(), StatusCode::kCorruption);
 
   r = ValidRecord();
-  r[1] = 0x02;
+  r[1] = 0x04;
   s = RecordView::Validate(Span(r));
   EXPECT_EQ(s.code(), StatusCode::kUnsupported);
-  EXPECT_NE(s.message().find("0x02"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("0x04"), std::string::npos) << s.ToString();
 
   r = ValidRecord();
   r[34] = 1;

@@ -154,6 +154,7 @@ Result<RecordView> RecordView::Parse(std::span<const uint8_t> bytes) {
   const size_t attrs_len = LoadLittleEndian<uint16_t>(p + f::kAttributesLengthOffset);
   const uint64_t id_count = LoadLittleEndian<uint32_t>(p + f::kIdCountOffset);
   const size_t width = (flags & f::kFlagIds32) ? 4 : 2;
+  v.source_kind_ = (flags & f::kFlagMessageSource) ? SourceKind::kMessage : SourceKind::kFile;
   if (path_len > f::kMaxSourcePathBytes) {
     return Status::Corruption("token record's source path length is " + Num(path_len) + ", above the limit of " +
                               Num(f::kMaxSourcePathBytes) + ": the record is damaged");

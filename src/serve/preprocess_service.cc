@@ -356,10 +356,7 @@ class Service {
 
   Status Produce(const Kept& k) {
     record::RecordFields f;
-    f.source_path = source_;
-    f.source_line = static_cast<uint64_t>(k.partition);
-    f.source_byte_offset = static_cast<uint64_t>(k.offset);
-    f.doc_seq = static_cast<uint64_t>(k.offset);
+    f.MessageSource(source_, static_cast<uint32_t>(k.partition), static_cast<uint64_t>(k.offset));
     f.attributes = attributes_;
     Status prepared = encoder_.Prepare(f, ids_);
     if (prepared.ok() && encoder_.size() + kBatchOverheadBytes > max_record_bytes_) {
