@@ -30,11 +30,11 @@ Result<DocumentEncoder> DocumentEncoder::Create(std::shared_ptr<const Tokenizer>
   return e;
 }
 
-std::string_view DocumentEncoder::ends() const {
-  if (bos_ && eos_) return "bos,eos";
-  if (bos_) return "bos";
-  if (eos_) return "eos";
-  return {};
+std::optional<record::Attribute> DocumentEncoder::ends_attribute() const {
+  if (bos_ && eos_) return record::Attribute{record::kEndsAttribute, "bos,eos"};
+  if (bos_) return record::Attribute{record::kEndsAttribute, "bos"};
+  if (eos_) return record::Attribute{record::kEndsAttribute, "eos"};
+  return std::nullopt;
 }
 
 Status DocumentEncoder::Encode(std::string_view text, std::vector<TokenId>* ids) const {

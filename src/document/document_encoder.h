@@ -22,8 +22,6 @@
 
 namespace tokenfeed::document {
 
-using record::kEndsAttribute;  // tokenfeed/record.h: which of BOS/EOS a record carries
-
 struct DocumentOptions {
   // Put the tokenizer's document-start (BOS) / document-end (EOS) token around
   // each document; an error at Create when the tokenizer has none.
@@ -61,9 +59,10 @@ class DocumentEncoder {
   const DocumentOptions& options() const { return options_; }
   std::optional<TokenId> bos() const { return bos_; }
   std::optional<TokenId> eos() const { return eos_; }
-  // The kEndsAttribute value for this stage's records; empty when it adds
-  // neither (then the attribute is left out).
-  std::string_view ends() const;
+  // The record attribute that says which of BOS/EOS this stage adds
+  // (record::kEndsAttribute: "bos", "eos" or "bos,eos"); nullopt when it adds
+  // neither, and then the records carry none.
+  std::optional<record::Attribute> ends_attribute() const;
 
  private:
   DocumentEncoder(std::shared_ptr<const Tokenizer> tokenizer, const DocumentOptions& options);

@@ -507,7 +507,7 @@ class Ingest {
     // The run's fingerprint, and which of BOS/EOS the document stage added
     // (a loader told to add them too refuses).
     std::vector<record::Attribute> attributes{{kRunAttribute, fingerprint_}};
-    if (!encoder_->ends().empty()) attributes.push_back({document::kEndsAttribute, encoder_->ends()});
+    if (auto ends = encoder_->ends_attribute()) attributes.push_back(*ends);
     while (auto c = pipe_->PopDoneInOrder()) {
       if (!c->error.ok()) return c->error;
       uint32_t begin = 0;

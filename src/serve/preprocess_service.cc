@@ -122,7 +122,7 @@ class Service {
                         document::DocumentEncoder::Create(std::move(tokenizer), o_.document, o_.tokenizer_path));
     documents_.emplace(std::move(encoder));
     // Which of BOS/EOS the records carry (a loader told to add them too refuses).
-    if (!documents_->ends().empty()) attributes_.push_back({document::kEndsAttribute, documents_->ends()});
+    if (auto ends = documents_->ends_attribute()) attributes_.push_back(*ends);
     TF_ASSIGN_OR_RETURN(cleaner_, text::Cleaner::Create(o_.clean));
     if (const kafka::ConfigEntry* m = client.config.Find("message.max.bytes")) {
       if (auto n = ParseBytes(m->value)) max_record_bytes_ = *n;
