@@ -26,8 +26,12 @@ class PartitionId {
   uint32_t value_ = 0;
 };
 
-// A record's position in its partition. Offsets are dense record indices,
-// starting at 0, as in Kafka: the n-th record appended has offset n-1.
+// A record's position in its partition, as in Kafka: offsets increase with
+// each record appended. In the embedded log they are dense record indices
+// from 0 (the n-th record appended has offset n-1); a Kafka partition may
+// hold offsets with no record to read (a transaction's marker, an aborted
+// transaction's records, records removed by compaction), so there an offset
+// range counts offsets, not records.
 class Offset {
  public:
   constexpr Offset() = default;

@@ -187,11 +187,22 @@ class PartitionCursor {
   // OutOfRange when `offset` is outside [start, end].
   virtual Status Seek(Offset offset) = 0;
   // The next records from the cursor's position, at least one unless none
-  // arrived within `wait` (then empty), at most `max_records` (> 0); the
-  // position moves past them and no further, so a reader that wants a given
-  // count leaves the rest for its next Read instead of seeking back. Valid
-  // until the next call.
-  virtual Result<std::span<const StoredRecordView>> Read(std::chrono::milliseconds wait, size_t max_records) = 0;
+  // arrived within `wait` (then empty), at most `max_records` (> 0), and
+  // only records at offsets below `before`; the position moves past them
+  // and no further, so a reader that wants a given count or range leaves the
+  // rest for its next Read instead of seeking back. Offsets increase but
+  // need not be dense (Offset, ids.h): a Kafka topic written in
+  // transactions, or compacted, has offsets with no record to read. The
+  // position passes such offsets as the cursor learns of them: once a
+  // record at or past `before` has been fetched, or the partition's end is
+  // reached, the position is `before` (or the end) even when this Read
+  // returned nothing; a record fetched beyond `before` is kept for the next
+  // Read. Valid until the next call.
+  virtual Result<std::span<const StoredRecordView>> Read(std::chrono::milliseconds wait, size_t max_records,
+                                                         Offset before) = 0;
+  Result<std::span<const StoredRecordView>> Read(std::chrono::milliseconds wait, size_t max_records) {
+    return Read(wait, max_records, Offset(UINT64_MAX));
+  }
   Result<std::span<const StoredRecordView>> Read(std::chrono::milliseconds wait) { return Read(wait, SIZE_MAX); }
   // While held, keeps the bytes of the records the last Read returned
   // readable, past the next call and the cursor's end: the embedded log's

@@ -98,8 +98,12 @@ Status CheckDocumentEnds(const LoaderOptions& o, const Snapshot& snap, const top
       if (parts[p].end <= parts[p].start) continue;
       TF_ASSIGN_OR_RETURN(auto cursor, topic::OpenPartitionCursor(o.sources[s].uri, PartitionId(p), config));
       TF_RETURN_IF_ERROR(cursor->Seek(Offset(parts[p].start)));
-      TF_ASSIGN_OR_RETURN(auto records, cursor->Read(std::chrono::milliseconds(o.kafka_timeout_ms), 1));
-      if (records.empty()) break;
+      TF_ASSIGN_OR_RETURN(auto records,
+                          cursor->Read(std::chrono::milliseconds(o.kafka_timeout_ms), 1, Offset(parts[p].end)));
+      if (records.empty()) {
+        if (cursor->position() >= Offset(parts[p].end)) continue;  // offsets with no record (Kafka markers)
+        break;
+      }
       auto view = record::RecordView::Parse(records[0].bytes);
       if (!view.ok()) break;  // the stream reports a bad record where it reads it
       const std::string_view ends = view->FindAttribute(record::kEndsAttribute).value_or("");

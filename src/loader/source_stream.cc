@@ -167,7 +167,8 @@ const SourceStream::EpochPlan& SourceStream::Plan(uint64_t epoch) {
 }
 
 Status SourceStream::ReadBlocks(uint32_t partition, const std::vector<uint32_t>& blocks, const EpochPlan& plan,
-                                Window* w, std::vector<std::pair<uint32_t, uint64_t>>* read_upto) {
+                                Window* w, std::vector<std::pair<uint32_t, uint64_t>>* read_upto,
+                                std::vector<uint32_t>* block_docs) {
   const SourceConfig& c = config_;
   topic::PartitionCursor& cursor = *cursors_[partition];
   std::vector<char>& arena = w->arenas[partition];
@@ -175,31 +176,39 @@ Status SourceStream::ReadBlocks(uint32_t partition, const std::vector<uint32_t>&
   std::vector<std::shared_ptr<const void>>& owners = w->owners[partition];
   for (uint32_t index : blocks) {
     const Block& b = blocks_[index];
+    const Offset end(b.offset + b.count);
     if (cursor.position() != Offset(b.offset)) TF_RETURN_IF_ERROR(cursor.Seek(Offset(b.offset)));
     TF_RETURN_IF_ERROR(cursor.SetReadEnd(Offset(plan.read_end[index])));
-    uint32_t got = 0;
-    while (got < b.count) {
+    // A block is a range of offsets. On a Kafka topic written in
+    // transactions (or compacted) some of them hold no record, so the block
+    // is done when the cursor has passed its end, whatever it held.
+    uint32_t docs = 0;
+    while (cursor.position() < end) {
+      const Offset at = cursor.position();
       // No more than the block needs: the next block often starts where
       // this one ends (the same partition, in order), and then the cursor
       // goes on without a seek (which restarts a fetching cursor's fetch).
-      TF_ASSIGN_OR_RETURN(auto records, cursor.Read(std::chrono::milliseconds(5000), b.count - got));
+      TF_ASSIGN_OR_RETURN(auto records, cursor.Read(std::chrono::milliseconds(5000), end - at, end));
       if (records.empty()) {
-        return Status::TimedOut(c.uri + " partition " + std::to_string(b.partition) + ": no record at offset " +
-                                std::to_string(b.offset + got) + " within 5 s, though the snapshot includes it");
+        if (cursor.position() >= end) break;  // the rest of the block holds no record
+        return Status::TimedOut(c.uri + " partition " + std::to_string(b.partition) + ": nothing read at offset " +
+                                ToString(cursor.position()) + " within 5 s, though the snapshot holds offsets up to " +
+                                ToString(end));
       }
       std::shared_ptr<const void> owner = cursor.RecordsOwner();
       if (owner != nullptr && (owners.empty() || owners.back() != owner)) owners.push_back(owner);
+      Offset next = at;  // the lowest offset the next record may have
       for (const topic::StoredRecordView& r : records) {
-        if (got == b.count) break;
-        const uint64_t want = b.offset + got;
-        if (r.offset.value() != want) {
-          return Status::Corruption(c.uri + " partition " + std::to_string(b.partition) + ": expected offset " +
-                                    std::to_string(want) + ", got " + std::to_string(r.offset.value()));
+        if (r.offset < next || r.offset >= end) {
+          return Status::Corruption(c.uri + " partition " + std::to_string(b.partition) + ": a record at offset " +
+                                    ToString(r.offset) + " where offsets " + ToString(next) + " to " +
+                                    std::to_string(end.value() - 1) + " were read");
         }
+        next = r.offset + 1;
         auto view = record::RecordView::Parse(r.bytes);
         if (!view.ok()) {
           return view.status().WithContext(c.uri + " partition " + std::to_string(b.partition) + " offset " +
-                                           std::to_string(want));
+                                           ToString(r.offset));
         }
         const uint32_t count = static_cast<uint32_t>(view->ids().size());
         const uint8_t width = static_cast<uint8_t>(view->ids().width_bytes());
@@ -209,15 +218,16 @@ Status SourceStream::ReadBlocks(uint32_t partition, const std::vector<uint32_t>&
           stored.push_back({0, reinterpret_cast<const uint8_t*>(view->ids().data()), count, width});
         } else {
           // Keep the ids 4-aligned in the arena, as the record had them.
-          const size_t at = (arena.size() + 3) & ~size_t{3};
-          arena.insert(arena.end(), at - arena.size(), '\0');
+          const size_t at_byte = (arena.size() + 3) & ~size_t{3};
+          arena.insert(arena.end(), at_byte - arena.size(), '\0');
           const char* ids = reinterpret_cast<const char*>(view->ids().data());
           arena.insert(arena.end(), ids, ids + size_t{count} * width);
-          stored.push_back({at, nullptr, count, width});
+          stored.push_back({at_byte, nullptr, count, width});
         }
-        ++got;
+        ++docs;
       }
     }
+    block_docs->push_back(docs);
     read_upto->emplace_back(b.partition, b.offset + b.count);
   }
   return Status::OK();
@@ -263,15 +273,16 @@ void SourceStream::ReadWindowOrThrow(uint64_t epoch, uint64_t window, Window* w)
     by_partition[b.partition].push_back(index);
   }
   std::vector<std::vector<std::pair<uint32_t, uint64_t>>> read_upto(cursors_.size());
+  std::vector<std::vector<uint32_t>> block_docs(cursors_.size());  // by partition, per block read
   std::vector<Status> results(cursors_.size());
   std::vector<std::thread> threads;
   size_t busy = 0;
   for (const auto& blocks : by_partition) busy += !blocks.empty();
   // Each helper reports an exception (out of memory) as its Status: one
   // escaping a thread would end the process.
-  auto read_partition = [this, &by_partition, &plan, w, &read_upto, &results](uint32_t p) noexcept {
+  auto read_partition = [this, &by_partition, &plan, w, &read_upto, &block_docs, &results](uint32_t p) noexcept {
     try {
-      results[p] = ReadBlocks(p, by_partition[p], plan, w, &read_upto[p]);
+      results[p] = ReadBlocks(p, by_partition[p], plan, w, &read_upto[p], &block_docs[p]);
     } catch (const std::bad_alloc&) {
       results[p] = Status::ResourceExhausted("out of memory reading " + config_.uri + " partition " +
                                              std::to_string(p) + ": lower window_blocks or block_records");
@@ -304,15 +315,15 @@ void SourceStream::ReadWindowOrThrow(uint64_t epoch, uint64_t window, Window* w)
   std::vector<std::vector<size_t>> first_doc(cursors_.size());
   for (uint32_t p = 0; p < by_partition.size(); ++p) {
     size_t at = 0;
-    for (uint32_t index : by_partition[p]) {
+    for (uint32_t docs : block_docs[p]) {
       first_doc[p].push_back(at);
-      at += blocks_[index].count;
+      at += docs;
     }
   }
   for (const auto& r : read_upto) w->read_upto.insert(w->read_upto.end(), r.begin(), r.end());
   // The arenas are complete: their addresses no longer change.
   for (auto [p, k] : slot_of_block) {
-    const size_t from = first_doc[p][k], count = blocks_[by_partition[p][k]].count;
+    const size_t from = first_doc[p][k], count = block_docs[p][k];
     const uint8_t* arena = reinterpret_cast<const uint8_t*>(w->arenas[p].data());
     for (size_t d = from; d < from + count; ++d) {
       const StoredDoc& sd = w->stored[p][d];

@@ -139,9 +139,11 @@ class SourceStream {
     std::vector<uint64_t> read_end;  // by block index
   };
   // Appends the blocks' documents to w->arenas[partition] and
-  // w->stored[partition], and where each block ends to *read_upto.
+  // w->stored[partition], where each block ends to *read_upto, and how many
+  // documents each block held to *block_docs (fewer than its offsets where
+  // some hold no record: a Kafka topic written in transactions).
   Status ReadBlocks(uint32_t partition, const std::vector<uint32_t>& blocks, const EpochPlan& plan, Window* w,
-                    std::vector<std::pair<uint32_t, uint64_t>>* read_upto);
+                    std::vector<std::pair<uint32_t, uint64_t>>* read_upto, std::vector<uint32_t>* block_docs);
   const EpochPlan& Plan(uint64_t epoch);
   // The blocks of a window in the order they are read.
   std::vector<uint32_t> WindowReadingOrder(const std::vector<uint32_t>& order, uint64_t window) const;

@@ -302,6 +302,7 @@ class KafkaPartitionCursor final : public PartitionCursor {
                                 std::to_string(w.high) + " (retention may have removed older records)");
     }
     batch_.Release();
+    taken_ = 0;
     position_ = offset;
     if (assigned_) {
       TF_RETURN_IF_ERROR(Restart());
@@ -315,33 +316,56 @@ class KafkaPartitionCursor final : public PartitionCursor {
   }
 
   using PartitionCursor::Read;
-  Result<std::span<const StoredRecordView>> Read(std::chrono::milliseconds wait, size_t max_records) override {
-    batch_.Release();
+  Result<std::span<const StoredRecordView>> Read(std::chrono::milliseconds wait, size_t max_records,
+                                                 Offset before) override {
     views_.clear();
     const auto p = static_cast<int32_t>(partition_.value());
+    if (position_ >= before) return std::span<const StoredRecordView>(views_);
     if (!assigned_) {
       TF_RETURN_IF_ERROR(consumer_->Assign({{p, static_cast<int64_t>(position_.value())}}));
       assigned_ = true;
     }
-    if (paused_) {  // reading on from the read end, or from a new one further on
-      if (read_end_ && position_ >= *read_end_) read_end_.reset();
-      TF_RETURN_IF_ERROR(Restart());
-    }
-    // What is not taken stays queued in the consumer, in order.
-    TF_ASSIGN_OR_RETURN(batch_, consumer_->Poll(std::min(max_records, kCursorBatchRecords), wait));
-    for (const kafka::ConsumedRecord& r : batch_) {
-      views_.push_back({Offset(static_cast<uint64_t>(r.offset)), AsBytes(r.value)});
-    }
-    if (!views_.empty()) {
-      position_ = views_.back().offset + 1;
-    } else if (consumer_->AtEnd(p)) {
-      // Offsets after the last record may hold transaction markers: the end
-      // of the partition is then past the last record's offset.
-      if (auto at = consumer_->Position(p); at && static_cast<uint64_t>(*at) > position_.value()) {
-        position_ = Offset(static_cast<uint64_t>(*at));
+    if (taken_ == batch_.size()) {  // nothing kept from the last poll: poll again
+      batch_.Release();
+      taken_ = 0;
+      // The partition's end, once found, is past every offset below it:
+      // no need to wait for records there (a tail of markers or aborted
+      // records longer than a block).
+      if (consumer_->AtEnd(p)) {
+        if (auto at = consumer_->Position(p); at && static_cast<uint64_t>(*at) >= before.value()) {
+          position_ = before;
+          return std::span<const StoredRecordView>(views_);
+        }
+      }
+      if (paused_) {  // reading on from the read end, or from a new one further on
+        if (read_end_ && position_ >= *read_end_) read_end_.reset();
+        TF_RETURN_IF_ERROR(Restart());
+      }
+      // What is not taken stays queued in the consumer, in order.
+      TF_ASSIGN_OR_RETURN(batch_, consumer_->Poll(std::min(max_records, kCursorBatchRecords), wait));
+      if (batch_.empty() && consumer_->AtEnd(p)) {
+        // Offsets after the last record may hold transaction markers or
+        // aborted records: the end of the partition is then past the last
+        // record's offset.
+        if (auto at = consumer_->Position(p); at && static_cast<uint64_t>(*at) > position_.value()) {
+          position_ = Offset(std::min(static_cast<uint64_t>(*at), before.value()));
+        }
       }
     }
-    if (read_end_ && position_ >= *read_end_) {
+    // Offsets between two records hold none to read (markers, aborted or
+    // compacted records); a record at or past `before` stays for the next
+    // Read, and tells that the offsets up to `before` are passed.
+    while (taken_ < batch_.size() && views_.size() < max_records) {
+      const Offset at(static_cast<uint64_t>(batch_[taken_].offset));
+      if (at >= before) {
+        position_ = before;
+        break;
+      }
+      views_.push_back({at, AsBytes(batch_[taken_].value)});
+      position_ = at + 1;
+      ++taken_;
+    }
+    if (read_end_ && position_ >= *read_end_ && !paused_) {
       TF_RETURN_IF_ERROR(consumer_->Pause(p));
       paused_ = true;
     }
@@ -387,7 +411,11 @@ class KafkaPartitionCursor final : public PartitionCursor {
   std::optional<Offset> read_end_;
   bool known_ = false;
   uint64_t known_low_ = 0, known_high_ = 0;
+  // The last poll's records; those from taken_ on are not handed out yet
+  // (they lie at or past a Read's `before`). The consumer fetches on from
+  // after the last of them.
   kafka::MessageBatch batch_;
+  size_t taken_ = 0;
   std::vector<StoredRecordView> views_;
 };
 

@@ -118,8 +118,12 @@ class LogPartitionCursor final : public PartitionCursor {
   }
 
   using PartitionCursor::Read;
-  Result<std::span<const StoredRecordView>> Read(std::chrono::milliseconds wait, size_t max_records) override {
+  Result<std::span<const StoredRecordView>> Read(std::chrono::milliseconds wait, size_t max_records,
+                                                 Offset before) override {
     records_.clear();
+    if (position() >= before) return std::span<const StoredRecordView>(records_);
+    // Offsets are dense here: no more than `before` allows is taken.
+    max_records = std::min<uint64_t>(max_records, before - position());
     if (next_ == batch_.end()) {
       TF_ASSIGN_OR_RETURN(batch_, reader_->Read(wait));
       next_ = batch_.begin();
