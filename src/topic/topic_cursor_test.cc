@@ -85,6 +85,30 @@ TEST_F(LogCursorTest, SeekDropsTheRestOfABatch) {
   EXPECT_EQ(all->size(), 60u);
 }
 
+TEST_F(LogCursorTest, ReadStopsBeforeTheBoundAcrossBatches) {
+  auto c = OpenPartitionCursor(uri_, PartitionId(0));
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  ASSERT_TRUE((*c)->Seek(Offset(50)).ok());
+  std::vector<uint64_t> got;
+  for (int rounds = 0; (*c)->position() < Offset(65) && rounds < 10; ++rounds) {
+    auto batch = (*c)->Read(milliseconds(100), 1000, Offset(65));  // 50..59 of one batch, 60..64 of the next
+    ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+    for (const StoredRecordView& r : *batch) got.push_back(r.offset.value());
+  }
+  std::vector<uint64_t> want;
+  for (uint64_t o = 50; o < 65; ++o) want.push_back(o);
+  EXPECT_EQ(got, want);
+  EXPECT_EQ((*c)->position(), Offset(65));
+  // At the bound: nothing, at once; past it the reading goes on from there.
+  auto none = (*c)->Read(milliseconds(5000), 1000, Offset(65));
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+  auto next = (*c)->Read(milliseconds(100), 1);
+  ASSERT_TRUE(next.ok());
+  ASSERT_EQ(next->size(), 1u);
+  EXPECT_EQ((*next)[0].offset, Offset(65));
+}
+
 // Records read in place from a sealed (mapped) segment come with an owner
 // that keeps their bytes readable after the cursor is gone; those of the
 // active segment have none (valid until the next call only).
