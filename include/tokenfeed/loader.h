@@ -59,6 +59,17 @@ struct LoaderOptions {
   // is the last to complete N passes (LoaderMetrics::ended_source). The last
   // global step that can be filled is the last one.
   uint32_t epochs = 1;
+  // 1: one stream, which every rank computes whole (it reads every record of
+  // the sources; any world size). S > 1: the stream is S shards -- each
+  // source's blocks dealt in turn to S sub-streams, each packed and mixed on
+  // its own, global sample j taken from shard j % S -- and rank r reads only
+  // the shards s with s % world_size == r, so all ranks together read each
+  // record about once. world_size must divide S (the world sizes a run can
+  // move between are the divisors of S), epochs must be 0 (a rank cannot
+  // know where another's shards end without reading them), and State() holds
+  // this rank's shards only: merge all ranks' states (MergeLoaderStates) to
+  // restart with another world size. docs/loader.md, "Shards".
+  uint32_t shards = 1;
   // true: documents are packed end to end. false: one document per row,
   // truncated to seq_len or padded with pad_id (attention_mask marks it).
   bool pack = true;
@@ -163,6 +174,12 @@ struct LoaderMetrics {
   uint32_t ready_batches = 0;      // prefetched and waiting
   uint32_t ready_capacity = 0;
   uint64_t buffered_bytes = 0;     // records and batches held by the prefetcher
+  // Records read from the sources, and their bytes, for the windows used so
+  // far (a window read ahead counts once it is used): what this rank costs
+  // the storage. Sharded (LoaderOptions::shards), about 1/world_size of an
+  // unsharded rank's.
+  uint64_t records_read = 0;
+  uint64_t bytes_read = 0;
   struct PartitionLag {
     std::string uri;
     uint32_t partition = 0;
@@ -189,7 +206,8 @@ class Loader {
   // URI, partition and offset.
   virtual Result<std::optional<Batch>> Next() = 0;
   // The position after the last batch Next() returned, as JSON (a few KB):
-  // what a checkpoint saves. It does not depend on rank or world size.
+  // what a checkpoint saves. Unsharded it does not depend on rank or world
+  // size; sharded it holds this rank's shards (see shards).
   virtual std::string State() const = 0;
   // Restarts the stream at a State(). InvalidArgument when it comes from
   // other sources or settings (seq_len, seed, ...), or the topics no longer
@@ -206,6 +224,12 @@ class Loader {
   // The snapshot this loader uses (to hand rank 0's to the other ranks).
   virtual std::string Snapshot() const = 0;
 };
+
+// The states that the ranks of a sharded run (shards > 1) saved at one step,
+// merged into one that holds every shard, which any rank of any world size
+// dividing the shard count can load. InvalidArgument when they are not of
+// one run and step, or a shard is missing.
+Result<std::string> MergeLoaderStates(const std::vector<std::string>& states_json);
 
 // The current partitions and offsets of these sources, as a snapshot.
 Result<std::string> TakeSnapshot(const std::vector<LoaderSource>& sources,

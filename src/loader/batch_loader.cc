@@ -122,6 +122,14 @@ Status CheckDocumentEnds(const LoaderOptions& o, const Snapshot& snap, const top
   return Status::OK();
 }
 
+// One shard of the stream: a stream of each source and the mixer that draws
+// among them. Unsharded, the loader has one, the whole stream.
+struct Shard {
+  uint32_t index = 0;
+  SourceMixer mixer;
+  std::vector<std::unique_ptr<SourceStream>> streams;  // by source
+};
+
 class LoaderImpl final : public Loader {
  public:
   explicit LoaderImpl(LoaderOptions o)
@@ -144,13 +152,12 @@ class LoaderImpl final : public Loader {
     }
     TF_RETURN_IF_ERROR(CheckSourcesHoldRecords(o_.sources, snapshot_));
     TF_RETURN_IF_ERROR(CheckDocumentEnds(o_, snapshot_, topic_config_));
-    std::vector<double> weights;
-    for (uint32_t s = 0; s < o_.sources.size(); ++s) {
-      TF_ASSIGN_OR_RETURN(auto stream, SourceStream::Open(BaseConfig(s)));
-      streams_.push_back(std::move(stream));
-      weights.push_back(o_.sources[s].weight);
+    // Unsharded: one shard, the whole stream. Sharded: this rank's shards.
+    for (uint32_t shard = 0; shard < o_.shards; ++shard) {
+      if (o_.shards > 1 && shard % o_.world_size != o_.rank) continue;
+      TF_ASSIGN_OR_RETURN(Shard opened, OpenShard(shard, snapshot_));
+      shards_.push_back(std::move(opened));
     }
-    mixer_ = SourceMixer(weights);
     ConfigureStreams();
     fingerprint_ = loader::Fingerprint(Settings());
     state_ = StateJson(0);
@@ -197,8 +204,43 @@ class LoaderImpl final : public Loader {
     TF_ASSIGN_OR_RETURN(LoaderState state, loader::ParseLoaderState(json));
     TF_RETURN_IF_ERROR(CheckSnapshotFits(state.snapshot, o_.sources));
     TF_RETURN_IF_ERROR(loader::CheckSameSettings(state, Settings()));
-    if (state.mixer.size() != streams_.size() || state.positions.size() != streams_.size()) {
-      return Status::InvalidArgument("the loader state has another number of sources");
+    // The state's part for each of this rank's shards.
+    std::vector<const std::vector<uint64_t>*> mixers;
+    std::vector<const std::vector<SourcePosition>*> positions;
+    if (o_.shards == 1) {
+      mixers.push_back(&state.mixer);
+      positions.push_back(&state.positions);
+    } else {
+      for (const Shard& mine : shards_) {
+        auto it = std::find_if(state.shards.begin(), state.shards.end(),
+                               [&](const loader::ShardState& part) { return part.shard == mine.index; });
+        if (it == state.shards.end()) {
+          return Status::InvalidArgument(
+              "the loader state holds no position for shard " + std::to_string(mine.index) + ", which rank " +
+              std::to_string(o_.rank) + " of world_size " + std::to_string(o_.world_size) +
+              " reads: with another world size, load the state merged from every rank's "
+              "(tokenfeed.merge_states / MergeLoaderStates)");
+        }
+        mixers.push_back(&it->mixer);
+        positions.push_back(&it->positions);
+      }
+    }
+    for (size_t i = 0; i < mixers.size(); ++i) {
+      if (mixers[i]->size() != o_.sources.size() || positions[i]->size() != o_.sources.size()) {
+        return Status::InvalidArgument("the loader state has another number of sources");
+      }
+      // A shard has drawn the global samples below state.samples that fall
+      // to it: those j with j % shards == its number.
+      uint64_t drawn = 0;
+      for (uint64_t c : *mixers[i]) drawn += c;
+      const uint64_t shard = shards_[i].index;
+      const uint64_t expected = o_.shards == 1 ? state.samples
+                                               : (state.samples + o_.shards - 1 - shard) / o_.shards;
+      if (drawn != expected) {
+        return Status::InvalidArgument("the loader state is inconsistent: shard " + std::to_string(shard) +
+                                       " drew " + std::to_string(drawn) + " samples, but global sample " +
+                                       std::to_string(state.samples) + " means " + std::to_string(expected));
+      }
     }
     const uint64_t per_step = uint64_t{o_.batch_size} * o_.world_size;
     if (state.samples % per_step != 0) {
@@ -210,27 +252,34 @@ class LoaderImpl final : public Loader {
     }
     TF_RETURN_IF_ERROR(CheckSourcesHoldRecords(o_.sources, state.snapshot));
     StopThread();
+    // Copies: the state's parts are about to be moved from.
+    std::vector<std::vector<uint64_t>> saved_mixers;
+    std::vector<std::vector<SourcePosition>> saved_positions;
+    for (size_t i = 0; i < mixers.size(); ++i) {
+      saved_mixers.push_back(*mixers[i]);
+      saved_positions.push_back(*positions[i]);
+    }
     // A different snapshot (the state's) means other blocks: rebuild the streams.
     if (state.snapshot != snapshot_) {
-      std::vector<std::unique_ptr<SourceStream>> rebuilt;
-      for (uint32_t s = 0; s < o_.sources.size(); ++s) {
-        loader::SourceConfig c = BaseConfig(s);
-        c.partitions = state.snapshot.sources[s].partitions;
-        auto stream = SourceStream::Open(std::move(c));
-        if (!stream.ok()) {
-          const Status failed = stream.status();
+      std::vector<Shard> rebuilt;
+      for (const Shard& mine : shards_) {
+        auto opened = OpenShard(mine.index, state.snapshot);
+        if (!opened.ok()) {
+          const Status failed = opened.status();
           TF_RETURN_IF_ERROR(StartThread());  // the loader goes on where it was
           return failed;
         }
-        rebuilt.push_back(std::move(stream).value());
+        rebuilt.push_back(std::move(opened).value());
       }
       snapshot_ = std::move(state.snapshot);
-      streams_ = std::move(rebuilt);
+      shards_ = std::move(rebuilt);
     }
-    mixer_.Resume(state.mixer);
     epoch_base_ = state.epoch_base;
     ConfigureStreams();
-    for (size_t s = 0; s < streams_.size(); ++s) streams_[s]->Seek(state.positions[s]);
+    for (size_t i = 0; i < shards_.size(); ++i) {
+      shards_[i].mixer.Resume(saved_mixers[i]);
+      for (size_t s = 0; s < shards_[i].streams.size(); ++s) shards_[i].streams[s]->Seek(saved_positions[i][s]);
+    }
     next_step_ = state.samples / per_step;
     state_ = std::string(json);
     terminal_.reset();
@@ -246,10 +295,10 @@ class LoaderImpl final : public Loader {
     }
     StopThread();
     uint64_t base = epoch_base_;
-    for (const auto& s : streams_) base = std::max(base, s->position().epoch);
+    for (const auto& s : shards_[0].streams) base = std::max(base, s->position().epoch);
     epoch_base_ = base + 1;  // epochs no source has started: each is reshuffled
     ConfigureStreams();
-    for (const auto& s : streams_) s->Seek({epoch_base_, 0, 0, 0});
+    for (const auto& s : shards_[0].streams) s->Seek({epoch_base_, 0, 0, 0});
     state_ = StateJson(next_step_);
     terminal_.reset();
     metrics_.ended_source.reset();
@@ -268,6 +317,8 @@ class LoaderImpl final : public Loader {
     }
     std::lock_guard lock(lag_mu_);
     m.partition_lag = lag_;
+    m.records_read = read_.first;
+    m.bytes_read = read_.second;
     m.epochs_completed = epochs_completed_;
     return m;
   }
@@ -275,20 +326,41 @@ class LoaderImpl final : public Loader {
  private:
   // Each stream's end (the round's last epoch) and, with several sources,
   // its permission to read on while another source has passes to make.
+  // (Sharded streams never end: epochs is 0 there.)
   void ConfigureStreams() {
-    for (uint32_t s = 0; s < streams_.size(); ++s) {
-      streams_[s]->SetEpochEnd(o_.epochs == 0 ? 0 : epoch_base_ + o_.epochs);
-      streams_[s]->SetRepeatGate([this, s] { return AnotherSourceHasPassesToMake(s); });
+    for (size_t i = 0; i < shards_.size(); ++i) {
+      for (uint32_t s = 0; s < shards_[i].streams.size(); ++s) {
+        shards_[i].streams[s]->SetEpochEnd(o_.epochs == 0 ? 0 : epoch_base_ + o_.epochs);
+        shards_[i].streams[s]->SetRepeatGate([this, i, s] { return AnotherSourceHasPassesToMake(shards_[i], s); });
+      }
     }
   }
 
   // Called on the prefetch thread, which owns the streams.
-  bool AnotherSourceHasPassesToMake(uint32_t self) const {
-    for (uint32_t t = 0; t < streams_.size(); ++t) {
-      if (t == self || mixer_.weight(t) <= 0) continue;
-      if (streams_[t]->position().epoch < streams_[t]->epoch_end()) return true;
+  bool AnotherSourceHasPassesToMake(const Shard& shard, uint32_t self) const {
+    for (uint32_t t = 0; t < shard.streams.size(); ++t) {
+      if (t == self || shard.mixer.weight(t) <= 0) continue;
+      if (shard.streams[t]->position().epoch < shard.streams[t]->epoch_end()) return true;
     }
     return false;
+  }
+
+  // Shard `index` of every source, on `snapshot`.
+  Result<Shard> OpenShard(uint32_t index, const loader::Snapshot& snapshot) const {
+    Shard shard;
+    shard.index = index;
+    std::vector<double> weights;
+    for (uint32_t s = 0; s < o_.sources.size(); ++s) {
+      loader::SourceConfig c = BaseConfig(s);
+      c.partitions = snapshot.sources[s].partitions;
+      c.shard = index;
+      c.shards = o_.shards;
+      TF_ASSIGN_OR_RETURN(auto stream, SourceStream::Open(std::move(c)));
+      shard.streams.push_back(std::move(stream));
+      weights.push_back(o_.sources[s].weight);
+    }
+    shard.mixer = SourceMixer(weights);
+    return shard;
   }
 
   loader::SourceConfig BaseConfig(uint32_t s) const {
@@ -324,8 +396,19 @@ class LoaderImpl final : public Loader {
     LoaderState state;
     state.fingerprint = fingerprint_;
     state.samples = next_step * o_.batch_size * o_.world_size;
-    state.mixer = mixer_.counts();
-    for (const auto& stream : streams_) state.positions.push_back(stream->position());
+    if (o_.shards == 1) {
+      state.mixer = shards_[0].mixer.counts();
+      for (const auto& stream : shards_[0].streams) state.positions.push_back(stream->position());
+    } else {
+      state.shard_count = o_.shards;
+      for (const Shard& shard : shards_) {
+        loader::ShardState part;
+        part.shard = shard.index;
+        part.mixer = shard.mixer.counts();
+        for (const auto& stream : shard.streams) part.positions.push_back(stream->position());
+        state.shards.push_back(std::move(part));
+      }
+    }
     state.epoch_base = epoch_base_;
     state.settings.emplace();
     for (auto& [name, value] : Settings()) state.settings->push_back({std::move(name), std::move(value)});
@@ -350,13 +433,20 @@ class LoaderImpl final : public Loader {
       std::lock_guard lag(lag_mu_);
       lag_.clear();
       epochs_completed_.clear();
-      uint64_t bytes = 0;
-      for (const auto& s : streams_) {
-        const std::vector<uint64_t> behind = s->Lag();
-        for (uint32_t p = 0; p < behind.size(); ++p) lag_.push_back({s->config().uri, p, behind[p]});
+      uint64_t bytes = 0, records_read = 0, bytes_read = 0;
+      for (const Shard& shard : shards_) {
+        for (const auto& s : shard.streams) {
+          const std::vector<uint64_t> behind = s->Lag();
+          for (uint32_t p = 0; p < behind.size(); ++p) lag_.push_back({s->config().uri, p, behind[p]});
+          bytes += s->buffered_bytes();
+          records_read += s->records_read();
+          bytes_read += s->bytes_read();
+        }
+      }
+      read_ = {records_read, bytes_read};
+      for (const auto& s : shards_[0].streams) {
         const uint64_t epoch = s->position().epoch;
         epochs_completed_.push_back(epoch > epoch_base_ ? epoch - epoch_base_ : 0);
-        bytes += s->buffered_bytes();
       }
       stream_bytes_ = bytes;
     } catch (...) {
@@ -393,26 +483,47 @@ class LoaderImpl final : public Loader {
   // *ended_source the source that ran out.
   Result<std::optional<Batch>> ProduceStep(std::optional<uint32_t>* ended_source) {
     const uint32_t B = o_.batch_size, W = o_.world_size;
+    if (o_.shards > 1) return ProduceShardedStep(B, W);
+    Shard& shard = shards_[0];
     Batch batch = packer_.StartBatch(B, next_step_);
     // Work on copies of the positions: a step that cannot be filled leaves
     // the streams where the last complete step left them.
     std::vector<SourcePosition> saved;
-    for (const auto& s : streams_) saved.push_back(s->position());
-    const SourceMixer saved_mixer = mixer_;
+    for (const auto& s : shard.streams) saved.push_back(s->position());
+    const SourceMixer saved_mixer = shard.mixer;
     for (uint64_t j = 0; j < uint64_t{B} * W; ++j) {
-      const size_t src = mixer_.Next();
+      const size_t src = shard.mixer.Next();
       const uint64_t owner = j / B;
       const bool mine = owner == o_.rank;
       const uint32_t row = static_cast<uint32_t>(j % B);
       if (mine) batch.source_of_row[row] = static_cast<uint32_t>(src);
-      TF_ASSIGN_OR_RETURN(bool filled,
-                          mine ? packer_.FillRow(*streams_[src], row, &batch) : packer_.SkipRow(*streams_[src]));
+      TF_ASSIGN_OR_RETURN(bool filled, mine ? packer_.FillRow(*shard.streams[src], row, &batch)
+                                            : packer_.SkipRow(*shard.streams[src]));
       if (!filled) {
-        for (size_t s = 0; s < streams_.size(); ++s) streams_[s]->Seek(saved[s]);
-        mixer_ = saved_mixer;
+        for (size_t s = 0; s < shard.streams.size(); ++s) shard.streams[s]->Seek(saved[s]);
+        shard.mixer = saved_mixer;
         *ended_source = static_cast<uint32_t>(src);
         return std::optional<Batch>();
       }
+    }
+    ++next_step_;
+    return std::optional<Batch>(std::move(batch));
+  }
+
+  // Sharded: global sample j of the step comes from shard j % shards, and
+  // rank r takes the j with j % world_size == r -- exactly the samples of its
+  // own shards (world_size divides shards), in the order of j. The streams
+  // never end (epochs=0), so every row is filled or the step fails.
+  Result<std::optional<Batch>> ProduceShardedStep(uint32_t B, uint32_t W) {
+    Batch batch = packer_.StartBatch(B, next_step_);
+    const uint64_t first = next_step_ * B * W;
+    for (uint32_t row = 0; row < B; ++row) {
+      const uint64_t j = first + o_.rank + uint64_t{W} * row;
+      Shard& shard = shards_[(j % o_.shards) / W];  // this rank's shards: rank, rank + W, ...
+      const size_t src = shard.mixer.Next();
+      batch.source_of_row[row] = static_cast<uint32_t>(src);
+      TF_ASSIGN_OR_RETURN(bool filled, packer_.FillRow(*shard.streams[src], row, &batch));
+      if (!filled) return Status::Internal("shard " + std::to_string(shard.index) + " of an endless stream ended");
     }
     ++next_step_;
     return std::optional<Batch>(std::move(batch));
@@ -422,8 +533,9 @@ class LoaderImpl final : public Loader {
   loader::RowPacker packer_;
   topic::TopicConfig topic_config_;
   loader::Snapshot snapshot_;
-  std::vector<std::unique_ptr<SourceStream>> streams_;
-  SourceMixer mixer_;
+  // Unsharded: one, the whole stream. Sharded: this rank's shards, in order
+  // (shard rank, rank + world_size, ...).
+  std::vector<Shard> shards_;
   std::string fingerprint_;
   uint64_t next_step_ = 0;   // owned by the prefetch thread while it runs
   uint64_t epoch_base_ = 0;  // the first epoch of the current round
@@ -433,6 +545,7 @@ class LoaderImpl final : public Loader {
   mutable std::mutex lag_mu_;
   std::vector<LoaderMetrics::PartitionLag> lag_;
   std::vector<uint64_t> epochs_completed_;
+  std::pair<uint64_t, uint64_t> read_{0, 0};  // records and bytes read, under lag_mu_
 
   std::string state_;
   std::optional<Status> terminal_;  // set once Next() saw the end or an error
@@ -474,6 +587,18 @@ Status ValidateLoaderOptions(const LoaderOptions& o) {
   }
   TF_RETURN_IF_ERROR(range("block_records", o.block_records));
   TF_RETURN_IF_ERROR(range("window_blocks", o.window_blocks));
+  TF_RETURN_IF_ERROR(range("shards", o.shards));
+  if (o.shards > 1) {
+    if (o.epochs != 0) {
+      return bad("shards=" + std::to_string(o.shards) + " needs epochs=0: a rank reads only its shards, so it "
+                 "cannot know where the others end; bound the run by steps, or use shards=1");
+    }
+    if (o.shards % o.world_size != 0) {
+      return bad("world_size " + std::to_string(o.world_size) + " does not divide shards=" +
+                 std::to_string(o.shards) + ": each rank reads shards/world_size of them; use a world size that "
+                 "divides it");
+    }
+  }
   TF_RETURN_IF_ERROR(range("prefetch_batches", o.prefetch_batches));
   TF_RETURN_IF_ERROR(range("memory_budget_bytes", o.memory_budget_bytes));
   TF_RETURN_IF_ERROR(range("kafka_timeout_ms", o.kafka_timeout_ms));
@@ -489,6 +614,17 @@ Result<std::unique_ptr<Loader>> Loader::Create(const LoaderOptions& options) {
   auto l = std::make_unique<LoaderImpl>(options);
   TF_RETURN_IF_ERROR(l->Init());
   return std::unique_ptr<Loader>(std::move(l));
+}
+
+Result<std::string> MergeLoaderStates(const std::vector<std::string>& states_json) {
+  std::vector<LoaderState> states;
+  for (size_t i = 0; i < states_json.size(); ++i) {
+    auto parsed = loader::ParseLoaderState(states_json[i]);
+    if (!parsed.ok()) return parsed.status().WithContext("loader state " + std::to_string(i));
+    states.push_back(std::move(parsed).value());
+  }
+  TF_ASSIGN_OR_RETURN(LoaderState merged, loader::MergeLoaderStates(states));
+  return loader::LoaderStateJson(merged);
 }
 
 Result<std::string> TakeSnapshot(const std::vector<LoaderSource>& sources,

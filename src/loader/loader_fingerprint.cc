@@ -39,6 +39,9 @@ LoaderSettings SettingsOf(const LoaderOptions& o, const std::vector<uint32_t>& b
       {"cross_document_labels", flag(o.cross_document_labels)},
       {"ignore_index", std::to_string(o.ignore_index)},
   };
+  // Named only when sharded, so that an unsharded state of an earlier
+  // version keeps its fingerprint.
+  if (o.shards > 1) s.emplace_back("shards", std::to_string(o.shards));
   double total = 0;
   for (const auto& src : o.sources) total += src.weight;
   for (size_t i = 0; i < o.sources.size(); ++i) {

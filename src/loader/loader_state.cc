@@ -1,6 +1,7 @@
 #include "loader/loader_state.h"
 
 #include <cstdio>
+#include <map>
 #include <utility>
 
 #include <simdjson.h>
@@ -59,6 +60,44 @@ Result<Snapshot> ParseSnapshotElement(simdjson::dom::element e) {
   return snap;
 }
 
+Status ParseCounts(simdjson::dom::array counts, std::vector<uint64_t>* out) {
+  for (simdjson::dom::element c : counts) {
+    uint64_t v;
+    if (c.get(v)) return Status::InvalidArgument("malformed mixer counts in the loader state");
+    out->push_back(v);
+  }
+  return Status::OK();
+}
+
+Status ParsePositions(simdjson::dom::array sources, std::vector<SourcePosition>* out) {
+  for (simdjson::dom::element src : sources) {
+    uint64_t epoch, window, doc, token;
+    if (src["epoch"].get(epoch) || src["window"].get(window) || src["doc"].get(doc) || src["token"].get(token) ||
+        doc > UINT32_MAX || token > UINT32_MAX) {
+      return Status::InvalidArgument("malformed source position in the loader state");
+    }
+    out->push_back({epoch, window, static_cast<uint32_t>(doc), static_cast<uint32_t>(token)});
+  }
+  return Status::OK();
+}
+
+void AppendCounts(const std::vector<uint64_t>& counts, std::string* j) {
+  *j += "[";
+  for (size_t s = 0; s < counts.size(); ++s) *j += (s ? "," : "") + std::to_string(counts[s]);
+  *j += "]";
+}
+
+void AppendPositions(const std::vector<SourcePosition>& positions, std::string* j) {
+  *j += "[";
+  for (size_t s = 0; s < positions.size(); ++s) {
+    const SourcePosition& p = positions[s];
+    *j += std::string(s ? "," : "") + "{\"epoch\":" + std::to_string(p.epoch) + ",\"window\":" +
+          std::to_string(p.window) + ",\"doc\":" + std::to_string(p.doc) + ",\"token\":" + std::to_string(p.token) +
+          "}";
+  }
+  *j += "]";
+}
+
 }  // namespace
 
 Result<Snapshot> ParseSnapshot(std::string_view json) {
@@ -96,18 +135,32 @@ Result<LoaderState> ParseLoaderState(std::string_view json) {
   }
   state.fingerprint = std::string(fingerprint);
   TF_ASSIGN_OR_RETURN(state.snapshot, ParseSnapshotElement(snap_el));
-  for (simdjson::dom::element c : mixer) {
-    uint64_t v;
-    if (c.get(v)) return Status::InvalidArgument("malformed mixer counts in the loader state");
-    state.mixer.push_back(v);
-  }
-  for (simdjson::dom::element src : sources) {
-    uint64_t epoch, window, doc, token;
-    if (src["epoch"].get(epoch) || src["window"].get(window) || src["doc"].get(doc) || src["token"].get(token) ||
-        doc > UINT32_MAX || token > UINT32_MAX) {
-      return Status::InvalidArgument("malformed source position in the loader state");
+  TF_RETURN_IF_ERROR(ParseCounts(mixer, &state.mixer));
+  TF_RETURN_IF_ERROR(ParsePositions(sources, &state.positions));
+  // Absent in an unsharded state.
+  if (root["shard_count"].error() != simdjson::NO_SUCH_FIELD) {
+    uint64_t count;
+    simdjson::dom::array shards;
+    if (root["shard_count"].get(count) || count < 1 || count > UINT32_MAX || root["shards"].get(shards)) {
+      return Status::InvalidArgument("malformed shard_count or shards in the loader state");
     }
-    state.positions.push_back({epoch, window, static_cast<uint32_t>(doc), static_cast<uint32_t>(token)});
+    state.shard_count = static_cast<uint32_t>(count);
+    for (simdjson::dom::element sh : shards) {
+      uint64_t number;
+      simdjson::dom::array shard_mixer, shard_sources;
+      if (sh["shard"].get(number) || number >= count || sh["mixer"].get(shard_mixer) ||
+          sh["sources"].get(shard_sources)) {
+        return Status::InvalidArgument("malformed shard in the loader state");
+      }
+      ShardState part;
+      part.shard = static_cast<uint32_t>(number);
+      TF_RETURN_IF_ERROR(ParseCounts(shard_mixer, &part.mixer));
+      TF_RETURN_IF_ERROR(ParsePositions(shard_sources, &part.positions));
+      if (!state.shards.empty() && state.shards.back().shard >= part.shard) {
+        return Status::InvalidArgument("the loader state's shards are not listed once each, in order");
+      }
+      state.shards.push_back(std::move(part));
+    }
   }
   // Absent in a state of the first round.
   if (root["epoch_base"].error() != simdjson::NO_SUCH_FIELD && root["epoch_base"].get(state.epoch_base)) {
@@ -129,16 +182,23 @@ Result<LoaderState> ParseLoaderState(std::string_view json) {
 std::string LoaderStateJson(const LoaderState& state) {
   std::string j = "{\"version\":" + std::to_string(kLoaderStateVersion) + ",\"fingerprint\":";
   AppendJsonString(state.fingerprint, &j);
-  j += ",\"samples\":" + std::to_string(state.samples) + ",\"mixer\":[";
-  for (size_t s = 0; s < state.mixer.size(); ++s) j += (s ? "," : "") + std::to_string(state.mixer[s]);
-  j += "],\"sources\":[";
-  for (size_t s = 0; s < state.positions.size(); ++s) {
-    const SourcePosition& p = state.positions[s];
-    j += std::string(s ? "," : "") + "{\"epoch\":" + std::to_string(p.epoch) + ",\"window\":" +
-         std::to_string(p.window) + ",\"doc\":" + std::to_string(p.doc) + ",\"token\":" + std::to_string(p.token) +
-         "}";
+  j += ",\"samples\":" + std::to_string(state.samples) + ",\"mixer\":";
+  AppendCounts(state.mixer, &j);
+  j += ",\"sources\":";
+  AppendPositions(state.positions, &j);
+  j += ",\"epoch_base\":" + std::to_string(state.epoch_base);
+  if (state.shard_count > 1) {
+    j += ",\"shard_count\":" + std::to_string(state.shard_count) + ",\"shards\":[";
+    for (size_t i = 0; i < state.shards.size(); ++i) {
+      const ShardState& part = state.shards[i];
+      j += std::string(i ? "," : "") + "{\"shard\":" + std::to_string(part.shard) + ",\"mixer\":";
+      AppendCounts(part.mixer, &j);
+      j += ",\"sources\":";
+      AppendPositions(part.positions, &j);
+      j += "}";
+    }
+    j += "]";
   }
-  j += "],\"epoch_base\":" + std::to_string(state.epoch_base);
   if (state.settings) {
     j += ",\"settings\":{";
     for (size_t i = 0; i < state.settings->size(); ++i) {
@@ -157,6 +217,46 @@ std::string LoaderStateJson(const LoaderState& state) {
   j += ",\"snapshot\":";
   AppendSnapshotJson(state.snapshot, &j);
   return j + "}";
+}
+
+Result<LoaderState> MergeLoaderStates(const std::vector<LoaderState>& states) {
+  if (states.empty()) return Status::InvalidArgument("no loader state to merge");
+  const LoaderState& first = states[0];
+  if (first.shard_count <= 1) {
+    return Status::InvalidArgument("the loader states are not sharded (shards=1): each already holds the whole "
+                                   "stream; load any one of them");
+  }
+  std::map<uint32_t, const ShardState*> by_shard;
+  for (size_t i = 0; i < states.size(); ++i) {
+    const LoaderState& s = states[i];
+    if (s.fingerprint != first.fingerprint || s.shard_count != first.shard_count || s.snapshot != first.snapshot) {
+      return Status::InvalidArgument("loader state " + std::to_string(i) +
+                                     " is of another run than state 0 (its settings, shards or snapshot differ)");
+    }
+    if (s.samples != first.samples) {
+      return Status::InvalidArgument("loader state " + std::to_string(i) + " is at global sample " +
+                                     std::to_string(s.samples) + ", state 0 at " + std::to_string(first.samples) +
+                                     ": merge the states every rank saved at the same step");
+    }
+    for (const ShardState& part : s.shards) {
+      auto [it, inserted] = by_shard.emplace(part.shard, &part);
+      if (!inserted && !(*it->second == part)) {
+        return Status::InvalidArgument("shard " + std::to_string(part.shard) +
+                                       " differs between the loader states: they are not of one step");
+      }
+    }
+  }
+  LoaderState merged = first;
+  merged.shards.clear();
+  for (uint32_t shard = 0; shard < first.shard_count; ++shard) {
+    auto it = by_shard.find(shard);
+    if (it == by_shard.end()) {
+      return Status::InvalidArgument("no loader state holds shard " + std::to_string(shard) + " of " +
+                                     std::to_string(first.shard_count) + ": merge the states of all ranks");
+    }
+    merged.shards.push_back(*it->second);
+  }
+  return merged;
 }
 
 }  // namespace tokenfeed::loader

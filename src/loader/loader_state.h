@@ -39,11 +39,25 @@ struct StateSetting {
   friend bool operator==(const StateSetting&, const StateSetting&) = default;
 };
 
+// One shard's part of a sharded loader's state (LoaderOptions::shards > 1).
+struct ShardState {
+  uint32_t shard = 0;
+  std::vector<uint64_t> mixer;            // samples this shard drew from each source
+  std::vector<SourcePosition> positions;  // each source's shard stream position
+  friend bool operator==(const ShardState&, const ShardState&) = default;
+};
+
 struct LoaderState {
   std::string fingerprint;                // over the settings (the loader's, hex)
   uint64_t samples = 0;                   // global samples before the position
+  // Unsharded (shard_count 1): the one stream's mixer and positions.
   std::vector<uint64_t> mixer;            // samples drawn from each source
   std::vector<SourcePosition> positions;  // each source's stream position
+  // Sharded: the number of shards and the shards this state holds (a rank's
+  // own, or all of them once merged: MergeLoaderStates), by shard number;
+  // mixer and positions are then empty.
+  uint32_t shard_count = 1;
+  std::vector<ShardState> shards;
   uint64_t epoch_base = 0;                // the first epoch of the state's round
   // In the order the state lists them; nullopt when it has no "settings"
   // object (its fingerprint still decides whether it loads).
@@ -65,5 +79,12 @@ Result<LoaderState> ParseLoaderState(std::string_view json);
 // The JSON of Loader::State(); ParseLoaderState reads it back to an equal
 // value. Strings are escaped as JSON requires and must be valid UTF-8.
 std::string LoaderStateJson(const LoaderState& state);
+
+// One state holding every shard of `states` (the states of all ranks of a
+// sharded run, saved at the same step), for a restart with another world
+// size. InvalidArgument when they are not of one run and step (fingerprint,
+// samples, snapshot, shard count) or a shard is missing; a shard held by
+// two states must be the same in both.
+Result<LoaderState> MergeLoaderStates(const std::vector<LoaderState>& states);
 
 }  // namespace tokenfeed::loader

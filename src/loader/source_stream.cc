@@ -20,6 +20,14 @@ Result<std::unique_ptr<SourceStream>> SourceStream::Open(SourceConfig config) {
   s->cheap_snapshot_check_ = hints.cheap_snapshot_check;
   s->blocks_ = MakeBlocks(c.partitions, c.block_records);
   s->windows_per_epoch_ = (s->blocks_.size() + c.window_blocks - 1) / c.window_blocks;
+  if (c.shards > 1) {
+    if (c.epochs != 0 || c.shard >= c.shards) {
+      return Status::InvalidArgument("shard " + std::to_string(c.shard) + " of " + std::to_string(c.shards) +
+                                     " of " + c.uri + ": a sharded stream is endless (epochs=0)");
+    }
+    // A shard's windows run on across epochs: it never starts a new one.
+    s->windows_per_epoch_ = s->blocks_.empty() ? 0 : UINT64_MAX;
+  }
   for (uint32_t p = 0; p < c.partitions.size(); ++p) {
     TF_ASSIGN_OR_RETURN(auto cursor, topic::OpenPartitionCursor(c.uri, PartitionId(p), c.topic));
     s->cursors_.push_back(std::move(cursor));
@@ -71,7 +79,9 @@ Result<bool> SourceStream::Ready() {
       if (at_epoch_start && windows_per_epoch_ > 0 && windows_passed >= windows_per_epoch_) return no_token();
       return false;
     }
-    if (windows_per_epoch_ == 0 || windows_passed > windows_per_epoch_) return no_token();
+    // A shard visits every block within a few passes' worth of windows.
+    const uint64_t proof = sharded() ? 4 * (blocks_.size() + 1) * config_.shards : windows_per_epoch_;
+    if (windows_per_epoch_ == 0 || windows_passed > proof) return no_token();
     if (pos_.window >= windows_per_epoch_) {
       pos_ = {pos_.epoch + 1, 0, 0, 0};
       loaded_ = false;
@@ -149,6 +159,7 @@ const SourceStream::EpochPlan& SourceStream::Plan(uint64_t epoch) {
   while (epoch_plans_.size() >= 2) epoch_plans_.erase(epoch_plans_.begin());
   EpochPlan& plan = epoch_plans_[epoch];
   plan.order = EpochBlockOrder(blocks_, config_.shuffle, config_.seed, config_.source_index, epoch);
+  if (sharded()) return plan;  // a shard's windows find their runs themselves (ShardWindowReads)
   // Each partition's blocks in the order its cursor reads them, all windows
   // after each other; then the run ends from the back.
   std::vector<std::vector<uint32_t>> reads(config_.partitions.size());
@@ -166,19 +177,52 @@ const SourceStream::EpochPlan& SourceStream::Plan(uint64_t epoch) {
   return plan;
 }
 
-Status SourceStream::ReadBlocks(uint32_t partition, const std::vector<uint32_t>& blocks, const EpochPlan& plan,
-                                Window* w, std::vector<std::pair<uint32_t, uint64_t>>* read_upto,
-                                std::vector<uint32_t>* block_docs) {
+std::vector<SourceStream::BlockRead> SourceStream::WindowReads(uint64_t epoch, uint64_t window) {
+  if (sharded()) return ShardWindowReads(window);
+  const EpochPlan& plan = Plan(epoch);
+  std::vector<BlockRead> reads;
+  for (uint32_t index : WindowReadingOrder(plan.order, window)) reads.push_back({index, plan.read_end[index]});
+  return reads;
+}
+
+std::vector<SourceStream::BlockRead> SourceStream::ShardWindowReads(uint64_t window) {
+  const SourceConfig& c = config_;
+  const uint64_t n = blocks_.size();
+  std::vector<BlockRead> reads;
+  for (uint64_t i = 0; i < c.window_blocks; ++i) {
+    // Position g of the endless sequence: epoch g / n, block g % n of its order.
+    const uint64_t g = (window * c.window_blocks + i) * c.shards + c.shard;
+    const uint32_t index = Plan(g / n).order[g % n];
+    reads.push_back({index, blocks_[index].offset + blocks_[index].count});
+  }
+  if (c.shuffle) {  // read in storage order; the documents are permuted after
+    std::stable_sort(reads.begin(), reads.end(), [&](const BlockRead& a, const BlockRead& b) {
+      return std::tie(blocks_[a.block].partition, blocks_[a.block].offset) <
+             std::tie(blocks_[b.block].partition, blocks_[b.block].offset);
+    });
+  }
+  // Adjacent blocks of one partition are one run for the cursor.
+  for (size_t i = reads.size(); i-- > 1;) {
+    const Block& a = blocks_[reads[i - 1].block];
+    const Block& b = blocks_[reads[i].block];
+    if (a.partition == b.partition && b.offset == a.offset + a.count) reads[i - 1].read_end = reads[i].read_end;
+  }
+  return reads;
+}
+
+Status SourceStream::ReadBlocks(uint32_t partition, const std::vector<BlockRead>& blocks, Window* w,
+                                std::vector<std::pair<uint32_t, uint64_t>>* read_upto,
+                                std::vector<uint32_t>* block_docs, uint64_t* bytes_read) {
   const SourceConfig& c = config_;
   topic::PartitionCursor& cursor = *cursors_[partition];
   std::vector<char>& arena = w->arenas[partition];
   std::vector<StoredDoc>& stored = w->stored[partition];
   std::vector<std::shared_ptr<const void>>& owners = w->owners[partition];
-  for (uint32_t index : blocks) {
-    const Block& b = blocks_[index];
+  for (const BlockRead& read : blocks) {
+    const Block& b = blocks_[read.block];
     const Offset end(b.offset + b.count);
     if (cursor.position() != Offset(b.offset)) TF_RETURN_IF_ERROR(cursor.Seek(Offset(b.offset)));
-    TF_RETURN_IF_ERROR(cursor.SetReadEnd(Offset(plan.read_end[index])));
+    TF_RETURN_IF_ERROR(cursor.SetReadEnd(Offset(read.read_end)));
     // A block is a range of offsets. On a Kafka topic written in
     // transactions (or compacted) some of them hold no record, so the block
     // is done when the cursor has passed its end, whatever it held.
@@ -205,6 +249,7 @@ Status SourceStream::ReadBlocks(uint32_t partition, const std::vector<uint32_t>&
                                     std::to_string(end.value() - 1) + " were read");
         }
         next = r.offset + 1;
+        *bytes_read += r.bytes.size();
         auto view = record::RecordView::Parse(r.bytes);
         if (!view.ok()) {
           return view.status().WithContext(c.uri + " partition " + std::to_string(b.partition) + " offset " +
@@ -259,30 +304,31 @@ void SourceStream::ReadWindowOrThrow(uint64_t epoch, uint64_t window, Window* w)
   w->docs.clear();
   w->order.clear();
   w->read_upto.clear();
+  w->records_read = w->bytes_read = 0;
   w->status = Status::OK();
-  const EpochPlan& plan = Plan(epoch);
-  const std::vector<uint32_t> reading = WindowReadingOrder(plan.order, window);
+  const std::vector<BlockRead> reading = WindowReads(epoch, window);
   // Each partition's blocks are read by a thread of its own (its own cursor)
   // into the partition's arena; the documents are then listed in reading
   // order.
-  std::vector<std::vector<uint32_t>> by_partition(cursors_.size());  // block indices
+  std::vector<std::vector<BlockRead>> by_partition(cursors_.size());
   std::vector<std::pair<uint32_t, size_t>> slot_of_block;  // partition, index among its blocks
-  for (uint32_t index : reading) {
-    const Block& b = blocks_[index];
+  for (const BlockRead& read : reading) {
+    const Block& b = blocks_[read.block];
     slot_of_block.emplace_back(b.partition, by_partition[b.partition].size());
-    by_partition[b.partition].push_back(index);
+    by_partition[b.partition].push_back(read);
   }
   std::vector<std::vector<std::pair<uint32_t, uint64_t>>> read_upto(cursors_.size());
   std::vector<std::vector<uint32_t>> block_docs(cursors_.size());  // by partition, per block read
+  std::vector<uint64_t> bytes_read(cursors_.size(), 0);
   std::vector<Status> results(cursors_.size());
   std::vector<std::thread> threads;
   size_t busy = 0;
   for (const auto& blocks : by_partition) busy += !blocks.empty();
   // Each helper reports an exception (out of memory) as its Status: one
   // escaping a thread would end the process.
-  auto read_partition = [this, &by_partition, &plan, w, &read_upto, &block_docs, &results](uint32_t p) noexcept {
+  auto read_partition = [this, &by_partition, w, &read_upto, &block_docs, &bytes_read, &results](uint32_t p) noexcept {
     try {
-      results[p] = ReadBlocks(p, by_partition[p], plan, w, &read_upto[p], &block_docs[p]);
+      results[p] = ReadBlocks(p, by_partition[p], w, &read_upto[p], &block_docs[p], &bytes_read[p]);
     } catch (const std::bad_alloc&) {
       results[p] = Status::ResourceExhausted("out of memory reading " + config_.uri + " partition " +
                                              std::to_string(p) + ": lower window_blocks or block_records");
@@ -321,6 +367,10 @@ void SourceStream::ReadWindowOrThrow(uint64_t epoch, uint64_t window, Window* w)
     }
   }
   for (const auto& r : read_upto) w->read_upto.insert(w->read_upto.end(), r.begin(), r.end());
+  for (uint32_t p = 0; p < cursors_.size(); ++p) {
+    w->bytes_read += bytes_read[p];
+    for (uint32_t docs : block_docs[p]) w->records_read += docs;
+  }
   // The arenas are complete: their addresses no longer change.
   for (auto [p, k] : slot_of_block) {
     const size_t from = first_doc[p][k], count = block_docs[p][k];
@@ -330,7 +380,9 @@ void SourceStream::ReadWindowOrThrow(uint64_t epoch, uint64_t window, Window* w)
       w->docs.push_back({sd.direct != nullptr ? sd.direct : arena + sd.ids_at, sd.count, sd.width});
     }
   }
-  w->order = WindowRecordOrder(static_cast<uint32_t>(w->docs.size()), c.shuffle, c.seed, c.source_index, epoch,
+  // A shard's windows have keys of their own: epochs never reach 2^63.
+  const uint64_t key = sharded() ? (uint64_t{1} << 63) | c.shard : epoch;
+  w->order = WindowRecordOrder(static_cast<uint32_t>(w->docs.size()), c.shuffle, c.seed, c.source_index, key,
                                window);
 }
 
@@ -374,6 +426,8 @@ Status SourceStream::LoadWindow() {
     return s;
   }
   for (auto [p, upto] : cur_window_.read_upto) read_upto_[p] = upto;
+  records_read_ += cur_window_.records_read;
+  bytes_read_ += cur_window_.bytes_read;
   loaded_ = true;
   StartPrefetch();
   return Status::OK();

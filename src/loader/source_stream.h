@@ -38,6 +38,13 @@ struct SourceConfig {
   uint32_t epochs = 1;  // passes in the first round; 0: forever (see SetEpochEnd)
   std::optional<uint32_t> bos, eos;
   topic::TopicConfig topic;
+  // Shards (docs/loader.md, "Shards"): with shards > 1 this stream is shard
+  // `shard` of the source: the blocks at positions shard, shard + shards,
+  // shard + 2 * shards, ... of the endless sequence of epochs' block orders,
+  // in windows of window_blocks of them. It never ends (epochs must be 0);
+  // a position's epoch is 0 and its window counts this shard's windows.
+  uint32_t shard = 0;
+  uint32_t shards = 1;
 };
 
 struct SourcePosition {
@@ -87,6 +94,10 @@ class SourceStream {
   // Per partition: records from the end of the last block read to the
   // topic's end (as last checked, at a window load).
   std::vector<uint64_t> Lag() const;
+  // Records read from the topic, and their bytes, for the windows this
+  // stream has used so far (a window read ahead counts once it is used).
+  uint64_t records_read() const { return records_read_; }
+  uint64_t bytes_read() const { return bytes_read_; }
 
  private:
   struct Doc {
@@ -117,6 +128,7 @@ class SourceStream {
     std::vector<Doc> docs;           // in stored order
     std::vector<uint32_t> order;     // shuffled visiting order
     std::vector<std::pair<uint32_t, uint64_t>> read_upto;  // partition, end of a block read
+    uint64_t records_read = 0, bytes_read = 0;  // the records read for it, and their bytes
     Status status;
     uint64_t capacity_bytes() const {
       uint64_t n = 0;
@@ -138,15 +150,25 @@ class SourceStream {
     std::vector<uint32_t> order;     // block indices in visiting order
     std::vector<uint64_t> read_end;  // by block index
   };
+  // A block as a window reads it: where the cursor may stop fetching.
+  struct BlockRead {
+    uint32_t block = 0;     // index into blocks_
+    uint64_t read_end = 0;  // the end of the run of adjacent blocks it starts or continues
+  };
   // Appends the blocks' documents to w->arenas[partition] and
   // w->stored[partition], where each block ends to *read_upto, and how many
   // documents each block held to *block_docs (fewer than its offsets where
   // some hold no record: a Kafka topic written in transactions).
-  Status ReadBlocks(uint32_t partition, const std::vector<uint32_t>& blocks, const EpochPlan& plan, Window* w,
-                    std::vector<std::pair<uint32_t, uint64_t>>* read_upto, std::vector<uint32_t>* block_docs);
+  Status ReadBlocks(uint32_t partition, const std::vector<BlockRead>& blocks, Window* w,
+                    std::vector<std::pair<uint32_t, uint64_t>>* read_upto, std::vector<uint32_t>* block_docs,
+                    uint64_t* bytes_read);
   const EpochPlan& Plan(uint64_t epoch);
   // The blocks of a window in the order they are read.
   std::vector<uint32_t> WindowReadingOrder(const std::vector<uint32_t>& order, uint64_t window) const;
+  std::vector<BlockRead> WindowReads(uint64_t epoch, uint64_t window);
+  // This shard's window: its blocks of the endless sequence of epochs.
+  std::vector<BlockRead> ShardWindowReads(uint64_t window);
+  bool sharded() const { return config_.shards > 1; }
   // The topic still has the snapshot's partitions and offsets (embedded log).
   Status CheckSnapshotStillHolds();
   Status LoadWindow();
@@ -169,6 +191,7 @@ class SourceStream {
   uint64_t next_window_bytes_ = 0;  // next_window_'s size when last safe to measure
   const Doc* cur_ = nullptr;
   uint32_t cur_len_ = 0;
+  uint64_t records_read_ = 0, bytes_read_ = 0;
   std::vector<uint64_t> read_upto_;   // per partition: end of the last block read
   std::vector<uint64_t> topic_end_;   // per partition: the topic's end when last checked
 };
