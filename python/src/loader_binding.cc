@@ -143,6 +143,7 @@ const OptionField kFields[] = {
     {"block_records", SetBlockRecords, Get<&LoaderOptions::block_records>},
     {"window_blocks", SetU32<&LoaderOptions::window_blocks>, Get<&LoaderOptions::window_blocks>},
     {"epochs", SetU32<&LoaderOptions::epochs>, Get<&LoaderOptions::epochs>},
+    {"shards", SetU32<&LoaderOptions::shards>, Get<&LoaderOptions::shards>},
     {"pack", SetBool<&LoaderOptions::pack>, Get<&LoaderOptions::pack>},
     {"bos_id", SetOptionalU32<&LoaderOptions::bos_id>, Get<&LoaderOptions::bos_id>},
     {"eos_id", SetOptionalU32<&LoaderOptions::eos_id>, Get<&LoaderOptions::eos_id>},
@@ -254,6 +255,8 @@ class PyLoader {
     d["ready_batches"] = m.ready_batches;
     d["ready_capacity"] = m.ready_capacity;
     d["buffered_bytes"] = m.buffered_bytes;
+    d["records_read"] = m.records_read;
+    d["bytes_read"] = m.bytes_read;
     nb::list lag;
     for (const LoaderMetrics::PartitionLag& p : m.partition_lag) {
       nb::dict e;
@@ -289,6 +292,10 @@ PyLoader CreateLoader(const std::vector<std::string>& uris, const std::vector<do
   return PyLoader(ValueOrThrow(std::move(r)), uris);
 }
 
+std::string MergeStates(const std::vector<std::string>& states) {
+  return ValueOrThrow(MergeLoaderStates(states));
+}
+
 std::string TakeSnapshotOf(const std::vector<std::string>& uris, const nb::kwargs& kwargs) {
   LoaderOptions o = OptionsOf(uris, std::vector<double>(uris.size(), 1.0), kwargs);
   Result<std::string> r = Status::Internal("no snapshot");
@@ -312,6 +319,8 @@ void RegisterLoader(nb::module_& m) {
   m.def("_loader_defaults", &Defaults, "The loader options and their defaults (tokenfeed::LoaderOptions).");
   m.def("_create_loader", &CreateLoader, nb::arg("uris"), nb::arg("weights"), nb::arg("snapshot"), nb::arg("options"));
   m.def("_take_snapshot", &TakeSnapshotOf, nb::arg("uris"), nb::arg("options"));
+  m.def("_merge_states", &MergeStates, nb::arg("states"),
+        "The states of all ranks of a sharded run, saved at one step, as one (tokenfeed::MergeLoaderStates).");
 }
 
 }  // namespace tokenfeed::python

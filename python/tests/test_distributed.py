@@ -56,6 +56,70 @@ def test_torchrun_ranks_split_one_stream(topic, tmp_path, nproc):
     assert len(single) - len(merged) <= 1  # at most one step more fits a global batch of this size
 
 
+def test_torchrun_sharded_ranks_read_their_share_of_one_stream(topic, tmp_path):
+    """shards=4 under torchrun with 2 ranks: the global samples of one process, half the reading each."""
+    out = tmp_path / "rows.json"
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2", "--redirects=2", "--tee=2",
+           "--master_addr=127.0.0.1", f"--master_port={free_port()}", str(HERE / "torchrun_worker.py"), topic,
+           str(out), "2", "4", "40"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    got = json.loads(out.read_text())
+    opts = dict(seq_len=48, seed=11, shards=4, epochs=0, rank=0, world_size=1)
+    single = tokenfeed.TokenDataset(topic, batch_size=4, **opts)
+    it = iter(single)
+    want = [next(it)["input_ids"].tolist() for _ in range(60)]
+    # Global sample j of step k (4 a step) is row i of rank j % 2, j = 4k + rank + 2i.
+    for k in range(40):
+        for rank in range(2):
+            for i in range(2):
+                assert got["rows"][rank][k][i] == want[k][rank + 2 * i], f"step {k}, rank {rank}, row {i}"
+    reads = [m["records_read"] for m in got["metrics"]]
+    alone = single.metrics()["records_read"]
+    assert sum(reads) <= 1.25 * alone and max(reads) < 0.75 * alone, (reads, alone)
+    # Each rank's state holds its shards; merged, one process goes on from step 40.
+    assert got["states"][0] != got["states"][1]
+    merged = tokenfeed.merge_states(got["states"])
+    again = tokenfeed.TokenDataset(topic, batch_size=4, **opts)
+    again.load_state_dict(merged)
+    it = iter(again)
+    assert [next(it)["input_ids"].tolist() for _ in range(20)] == want[40:]
+    with pytest.raises(tokenfeed.InvalidArgumentError, match="merge"):
+        tokenfeed.TokenDataset(topic, batch_size=4, **opts).load_state_dict(got["states"][0])
+
+
+def test_sharded_ranks_killed_and_resumed_each_from_its_own_state(topic, tmp_path):
+    """Two ranks of shards=4, each its own process with no process group, SIGKILLed at random."""
+    rng = random.Random(5)
+    for rank in range(2):
+        args = [topic, None, str(rank), "2", "4", "600"]
+        ref = tmp_path / f"ref{rank}"
+        ref.mkdir()
+        subprocess.run([sys.executable, str(HERE / "resume_worker.py"), topic, str(ref), *args[2:]], check=True,
+                       timeout=300)
+        want = [line.split() for line in (ref / "log.txt").read_text().splitlines()]
+        assert len(want) == 600
+        work = tmp_path / f"work{rank}"
+        work.mkdir()
+        kills = 0
+        for attempt in range(8):
+            p = subprocess.Popen([sys.executable, str(HERE / "resume_worker.py"), topic, str(work), *args[2:]])
+            if attempt < 7:
+                time.sleep(rng.uniform(0.4, 1.2))
+                if p.poll() is None:
+                    p.send_signal(signal.SIGKILL)
+                    kills += 1
+            p.wait(timeout=300)
+            if p.returncode == 0:
+                break
+        assert p.returncode == 0 and kills > 0
+        seen: dict[str, str] = {}
+        for step, digest in (line.split() for line in (work / "log.txt").read_text().splitlines()):
+            assert seen.setdefault(step, digest) == digest, f"rank {rank}: step {step} differs after a restart"
+        assert sorted(seen.items(), key=lambda kv: int(kv[0])) == [tuple(x) for x in want]
+
+
 def test_sigkill_and_resume_gives_the_uninterrupted_batches(topic, tmp_path):
     ref = tmp_path / "ref"
     ref.mkdir()

@@ -54,12 +54,13 @@ __all__ = [
     "UnavailableError",
     "UnsupportedError",
     "__version__",
+    "merge_states",
 ]
 
 
 def __getattr__(name: str):
     # TokenDataset needs torch; import it only when asked for.
-    if name in ("TokenDataset", "Batch"):
+    if name in ("TokenDataset", "Batch", "merge_states"):
         from tokenfeed import dataset
 
         return getattr(dataset, name)

@@ -41,6 +41,7 @@ class LoaderOptions(TypedDict, total=False):
     seed: int
     shuffle: bool
     epochs: int
+    shards: int
     pack: bool
     bos_id: int | None
     eos_id: int | None
@@ -132,6 +133,12 @@ class TokenDataset(IterableDataset):
     - ``epochs``: the stream ends when every source has completed this many
       passes (a source that finishes first is read again, reshuffled, so the
       weights hold to the end); 0 repeats forever.
+    - ``shards``: 1 (default): every rank reads every record of the sources
+      (any world size). S > 1: the stream is S shards and each rank reads only
+      its own (about 1/world_size of the records); world_size must divide S,
+      ``epochs`` must be 0, and ``state_dict()`` holds this rank's shards:
+      each rank saves its own, and ``tokenfeed.merge_states`` joins all ranks'
+      for a restart with another world size (docs/loader.md, "Shards").
     - ``pack``: True lays documents end to end; False gives one document per
       row, truncated or padded with ``pad_id`` (the padding is a piece of its
       own, masked by ``attention_mask``).
@@ -163,7 +170,8 @@ class TokenDataset(IterableDataset):
 
     Every rank takes its share of one global stream whose order does not
     depend on the world size, so ``state_dict()`` taken at step k resumes
-    exactly, also with another world size or batch size. Use it directly or
+    exactly, also with another world size or batch size (sharded: with the
+    states of all ranks merged, see ``shards``). Use it directly or
     with ``DataLoader(dataset, batch_size=None, num_workers=0)``: the
     prefetching happens in native threads.
     """
@@ -278,13 +286,31 @@ class TokenDataset(IterableDataset):
 
         ``batches``; ``wait_seconds_total`` and ``last_wait_seconds`` (time spent
         waiting for data); ``tokens_per_second``; ``ready_batches`` of
-        ``ready_capacity`` prefetched; ``buffered_bytes``; ``partition_lag``, a
+        ``ready_capacity`` prefetched; ``buffered_bytes``; ``records_read`` and
+        ``bytes_read`` from the sources (the windows used so far); ``partition_lag``, a
         list of ``{"uri", "partition", "records_behind"}``; ``epochs_completed``,
         passes per source in this round; ``ended_source``, the URI of the source
         that ended the stream (None before the end).
         """
         _client_log.forward()
         return self._native.metrics()
+
+
+def merge_states(states: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The ``state_dict()`` of every rank of a sharded run (``shards=S``), saved at one step, as one.
+
+    Each rank of a sharded run keeps the positions of its own shards only. To
+    continue with another world size (one that divides S), merge the states
+    all ranks saved at the same step and give the result to every rank's
+    ``load_state_dict``. Refused, naming the reason, when a rank's state is
+    missing or the states are of different runs or steps.
+    """
+    parts = []
+    for state in states:
+        if not isinstance(state, Mapping) or "tokenfeed_loader" not in state:
+            raise _ext.InvalidArgumentError("not a TokenDataset state_dict (no 'tokenfeed_loader' key)")
+        parts.append(json.dumps(state["tokenfeed_loader"]))
+    return {"tokenfeed_loader": json.loads(_ext._merge_states(parts))}
 
 
 _DEFAULTS: dict[str, Any] = _ext._loader_defaults()
