@@ -174,10 +174,9 @@ struct LoaderMetrics {
   uint32_t ready_batches = 0;      // prefetched and waiting
   uint32_t ready_capacity = 0;
   uint64_t buffered_bytes = 0;     // records and batches held by the prefetcher
-  // Records read from the sources, and their bytes, for the windows used so
-  // far (a window read ahead counts once it is used): what this rank costs
-  // the storage. Sharded (LoaderOptions::shards), about 1/world_size of an
-  // unsharded rank's.
+  // Records read from the sources, and their bytes, so far (windows read
+  // ahead included): what this rank costs the storage. Sharded
+  // (LoaderOptions::shards), about 1/world_size of an unsharded rank's.
   uint64_t records_read = 0;
   uint64_t bytes_read = 0;
   struct PartitionLag {

@@ -287,7 +287,7 @@ class TokenDataset(IterableDataset):
         ``batches``; ``wait_seconds_total`` and ``last_wait_seconds`` (time spent
         waiting for data); ``tokens_per_second``; ``ready_batches`` of
         ``ready_capacity`` prefetched; ``buffered_bytes``; ``records_read`` and
-        ``bytes_read`` from the sources (the windows used so far); ``partition_lag``, a
+        ``bytes_read`` from the sources so far (windows read ahead included); ``partition_lag``, a
         list of ``{"uri", "partition", "records_behind"}``; ``epochs_completed``,
         passes per source in this round; ``ended_source``, the URI of the source
         that ended the stream (None before the end).

@@ -371,6 +371,8 @@ void SourceStream::ReadWindowOrThrow(uint64_t epoch, uint64_t window, Window* w)
     w->bytes_read += bytes_read[p];
     for (uint32_t docs : block_docs[p]) w->records_read += docs;
   }
+  records_read_ += w->records_read;
+  bytes_read_ += w->bytes_read;
   // The arenas are complete: their addresses no longer change.
   for (auto [p, k] : slot_of_block) {
     const size_t from = first_doc[p][k], count = block_docs[p][k];
@@ -426,8 +428,6 @@ Status SourceStream::LoadWindow() {
     return s;
   }
   for (auto [p, upto] : cur_window_.read_upto) read_upto_[p] = upto;
-  records_read_ += cur_window_.records_read;
-  bytes_read_ += cur_window_.bytes_read;
   loaded_ = true;
   StartPrefetch();
   return Status::OK();

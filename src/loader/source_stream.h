@@ -12,6 +12,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -94,10 +95,10 @@ class SourceStream {
   // Per partition: records from the end of the last block read to the
   // topic's end (as last checked, at a window load).
   std::vector<uint64_t> Lag() const;
-  // Records read from the topic, and their bytes, for the windows this
-  // stream has used so far (a window read ahead counts once it is used).
-  uint64_t records_read() const { return records_read_; }
-  uint64_t bytes_read() const { return bytes_read_; }
+  // Records read from the topic, and their bytes, so far: every window read
+  // whole, the one read ahead included. Any thread.
+  uint64_t records_read() const { return records_read_.load(std::memory_order_relaxed); }
+  uint64_t bytes_read() const { return bytes_read_.load(std::memory_order_relaxed); }
 
  private:
   struct Doc {
@@ -191,7 +192,7 @@ class SourceStream {
   uint64_t next_window_bytes_ = 0;  // next_window_'s size when last safe to measure
   const Doc* cur_ = nullptr;
   uint32_t cur_len_ = 0;
-  uint64_t records_read_ = 0, bytes_read_ = 0;
+  std::atomic<uint64_t> records_read_{0}, bytes_read_{0};  // added to by the thread that read a window
   std::vector<uint64_t> read_upto_;   // per partition: end of the last block read
   std::vector<uint64_t> topic_end_;   // per partition: the topic's end when last checked
 };
