@@ -10,7 +10,9 @@
 // header, but copies only its own samples' tokens), so ranks always agree on
 // where the data ends and stop at the same step without talking to each
 // other, and a checkpoint taken at step k resumes exactly -- with the same or
-// a different world size or batch size.
+// a different world size or batch size. With LoaderOptions::shards > 1 the
+// stream is cut into shards instead and each rank reads only its own (an
+// endless stream; see shards).
 //
 // Thread-safety: Next, State, LoadState, StartNextRound and Metrics are
 // called from one thread (the training loop); the prefetch thread is
