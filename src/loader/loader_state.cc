@@ -141,7 +141,8 @@ Result<LoaderState> ParseLoaderState(std::string_view json) {
   if (root["shard_count"].error() != simdjson::NO_SUCH_FIELD) {
     uint64_t count;
     simdjson::dom::array shards;
-    if (root["shard_count"].get(count) || count < 1 || count > UINT32_MAX || root["shards"].get(shards)) {
+    // Written only for a sharded state: a count of at least 2.
+    if (root["shard_count"].get(count) || count < 2 || count > UINT32_MAX || root["shards"].get(shards)) {
       return Status::InvalidArgument("malformed shard_count or shards in the loader state");
     }
     state.shard_count = static_cast<uint32_t>(count);

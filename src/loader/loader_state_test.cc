@@ -36,6 +36,56 @@ TEST(LoaderStateTest, ParsesEveryFieldAndWritesTheSameText) {
   EXPECT_EQ(LoaderStateJson(*state), kState);
 }
 
+// A rank's state of a sharded run: its shards' mixers and positions, none
+// at the top level.
+const std::string kShardState =
+    R"({"version":1,"fingerprint":"ab","samples":40,"mixer":[],"sources":[],"epoch_base":0,"shard_count":4,)"
+    R"("shards":[{"shard":1,"mixer":[10],"sources":[{"epoch":0,"window":3,"doc":5,"token":2}]},)"
+    R"({"shard":3,"mixer":[10],"sources":[{"epoch":0,"window":2,"doc":9,"token":0}]}],)"
+    R"("snapshot":[{"uri":"log:/data/a","partitions":[[0,150]]}]})";
+
+TEST(LoaderStateTest, AShardedStateParsesAndWritesTheSameText) {
+  auto state = ParseLoaderState(kShardState);
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
+  EXPECT_EQ(state->shard_count, 4u);
+  ASSERT_EQ(state->shards.size(), 2u);
+  EXPECT_EQ(state->shards[1].shard, 3u);
+  EXPECT_EQ(state->shards[1].positions[0], (SourcePosition{0, 2, 9, 0}));
+  EXPECT_EQ(LoaderStateJson(*state), kShardState);
+  // A count below 2, a shard out of range or listed twice are refused.
+  for (auto [from, to] : {std::pair<std::string, std::string>{"\"shard_count\":4", "\"shard_count\":1"},
+                          {"\"shard\":3", "\"shard\":4"},
+                          {"\"shard\":3", "\"shard\":1"}}) {
+    std::string bad = kShardState;
+    bad.replace(bad.find(from), from.size(), to);
+    EXPECT_FALSE(ParseLoaderState(bad).ok()) << bad;
+  }
+}
+
+TEST(LoaderStateTest, MergingTakesEveryShardOnceFromStatesOfOneStep) {
+  LoaderState a = ParseLoaderState(kShardState).value();  // shards 1 and 3
+  LoaderState b = a;
+  b.shards = {{0, {10}, {{0, 1, 0, 0}}}, {2, {10}, {{0, 4, 1, 1}}}};
+  auto merged = MergeLoaderStates({b, a});
+  ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+  ASSERT_EQ(merged->shards.size(), 4u);
+  for (uint32_t i = 0; i < 4; ++i) EXPECT_EQ(merged->shards[i].shard, i);
+  EXPECT_EQ(merged->shards[3], a.shards[1]);
+  // Missing a shard; another step; the same shard at two positions.
+  auto missing = MergeLoaderStates({a});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("shard 0"), std::string::npos) << missing.status().ToString();
+  LoaderState later = b;
+  later.samples = 48;
+  EXPECT_NE(MergeLoaderStates({a, later}).status().message().find("same step"), std::string::npos);
+  LoaderState other = b;
+  other.shards.push_back({3, {11}, {{0, 2, 9, 1}}});
+  EXPECT_NE(MergeLoaderStates({a, other}).status().message().find("differs"), std::string::npos);
+  // Unsharded states are whole already.
+  LoaderState plain;
+  EXPECT_FALSE(MergeLoaderStates({plain}).ok());
+}
+
 // A state of the first round written before epoch_base existed, and one
 // without settings: both load (the fingerprint decides).
 TEST(LoaderStateTest, EpochBaseAndSettingsMayBeAbsent) {
