@@ -76,8 +76,9 @@ struct IngestStats {
   std::string Summary() const;  // a few lines for people
 };
 
-// Runs the ingest. Errors stop it with a Status naming the file, line or
-// partition; the topic then holds a consistent prefix of every partition and
+// Runs the ingest. An input that is not text (text/binary_input.h) stops
+// it before the topic is opened, naming every such file. Errors stop it with
+// a Status naming the file, line or partition; the topic then holds a consistent prefix of every partition and
 // the same command resumes it. Returns the stats also when some input files
 // were incomplete (stats.incomplete_files) or --strict stopped the run
 // (stats.stopped_by_strict): the caller reports those. --stats-json is

@@ -24,6 +24,7 @@ class JsonTextField;
 
 enum class InputFormat : uint8_t {
   kAuto,   // by extension after removing .gz/.zst: .jsonl and .json are JSONL, anything else is text
+           // (a binary format's extension is refused before reading: text/binary_input.h)
   kJsonl,  // one JSON object per line, the text at ReaderOptions::json_field
   kText,   // plain text, split by ReaderOptions::text_mode
 };
