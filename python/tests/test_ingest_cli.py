@@ -286,6 +286,7 @@ def refused(tmp_path, inputs, *extra):
     ("data.parquet", parquet_bytes(),
      "data.parquet': a Parquet file (PAR1 at the start and at the end of the file); Parquet input is not "
      "supported by this build"),
+    ("export.txt", parquet_bytes(), "export.txt': a Parquet file (PAR1 at the start and at the end of the file)"),
     ("picture.txt", png_bytes(), "picture.txt': a PNG image (its PNG signature at the start); an image is not text"),
     ("records.jsonl", b'{"text": "fine"}\n' + bytes(range(256)) * 8,
      "records.jsonl': binary data (a NUL byte at byte offset 17)"),
