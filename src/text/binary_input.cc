@@ -115,8 +115,10 @@ bool MagicMatches(const KnownFormat& f, std::string_view head) {
   if (f.magic.empty() || head.size() < f.magic_offset + f.magic.size()) return false;
   if (head.substr(f.magic_offset, f.magic.size()) != f.magic) return false;
   if (f.name == "bzip2") {
-    // "BZh" then the block size '1'..'9', then a block or end-of-stream magic.
-    return head.size() >= 5 && head[3] >= '1' && head[3] <= '9' && (head[4] == '1' || head[4] == '\x17');
+    // "BZh", the block size '1'..'9', then a block's or the stream end's magic.
+    if (head.size() < 10 || head[3] < '1' || head[3] > '9') return false;
+    std::string_view block = head.substr(4, 6);
+    return block == "1AY&SY"sv || block == "\x17\x72\x45\x38\x50\x90"sv;
   }
   if (f.name == "WebP") return head.substr(0, 4) == "RIFF";
   return true;

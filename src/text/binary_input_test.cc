@@ -96,6 +96,8 @@ TEST(BinaryInputTest, KnownSignatures) {
   }
   // Text that begins like a short signature is still text.
   EXPECT_FALSE(Classify("BZh is not bzip2\n"));
+  EXPECT_FALSE(Classify("BZh91 is not bzip2 either\n"));
+  EXPECT_EQ(Classify("BZh9\x17\x72\x45\x38\x50\x90\0\0\0\0"s)->what, "a bzip2-compressed file");  // empty stream
   EXPECT_FALSE(Classify("GIF87 was a year\n"));
 }
 
