@@ -7,7 +7,7 @@
 #include "cli/command.h"
 #include "cli/document_options.h"
 #include "cli/topic_options.h"
-#include "ingest/ingest.h"
+#include "tokenfeed/ingest.h"
 
 namespace tokenfeed::cli {
 namespace {

@@ -7,7 +7,7 @@
 //
 // Everything that decides what a record holds or where it goes happens on the
 // reader thread in document order, so the result does not depend on threads.
-#include "ingest/ingest.h"
+#include "tokenfeed/ingest.h"
 
 #include <unistd.h>
 
@@ -34,7 +34,10 @@
 #include "ingest/record_attributes.h"
 #include "ingest/resume_plan.h"
 #include "text/binary_input.h"
+#include "text/cleaner.h"
 #include "text/content_dedup.h"
+#include "text/document_reader.h"
+#include "text/source_set.h"
 #include "tokenfeed/record.h"
 #include "tokenfeed/tokenizer.h"
 

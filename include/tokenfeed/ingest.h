@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "document/document_encoder.h"
-#include "text/cleaner.h"
-#include "text/cleaning_stats.h"
-#include "text/document_reader.h"
-#include "text/source_set.h"
+#include "tokenfeed/clean_options.h"
+#include "tokenfeed/cleaning_stats.h"
+#include "tokenfeed/document_options.h"
+#include "tokenfeed/reader_options.h"
+#include "tokenfeed/shard_spec.h"
 #include "tokenfeed/status.h"
 #include "tokenfeed/topic.h"
 
