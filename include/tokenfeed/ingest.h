@@ -46,7 +46,14 @@ struct IngestOptions {
   std::string stats_json_path;
   size_t batch_bytes = 1 << 20;  // records are written to a partition in batches of about this size
   ProgressMode progress = ProgressMode::kAuto;
-  topic::WriterConfig writer;   // partitions, creation, fsync policy, Kafka settings
+  // Partitions, creation, fsync policy, Kafka settings. Here partitions is 0
+  // unless set: an existing topic's count, and 1 for a new topic; another
+  // number must match an existing topic.
+  topic::WriterConfig writer = [] {
+    topic::WriterConfig w;
+    w.partitions = 0;
+    return w;
+  }();
 };
 
 // What a run did. Every document read is accounted for once:
