@@ -69,96 +69,107 @@ std::string Choice(nb::handle v, const char* name, std::initializer_list<const c
   RaiseInvalidArgument(std::string(name) + " must be one of " + listed + ", not '" + s + "'");
 }
 
+// A field of IngestOptions, or of one of its parts, by its member pointers.
+template <auto... Path, typename Options>
+auto& FieldOf(Options& o) {
+  return (o.*....*Path);
+}
+
+template <auto... Path>
+void SetBool(IngestOptions& o, nb::handle v, const char* name) {
+  FieldOf<Path...>(o) = BoolArgument(v, name);
+}
+template <auto... Path>
+void SetString(IngestOptions& o, nb::handle v, const char* name) {
+  FieldOf<Path...>(o) = StringArgument(v, name);
+}
+template <auto... Path>
+void SetU64(IngestOptions& o, nb::handle v, const char* name) {
+  FieldOf<Path...>(o) = UnsignedArgument(v, name, std::numeric_limits<uint64_t>::max());
+}
+template <auto... Path>
+nb::object Get(const IngestOptions& o) {
+  return nb::cast(FieldOf<Path...>(o));
+}
+
+void SetThreads(IngestOptions& o, nb::handle v, const char* name) {
+  o.threads = static_cast<int>(IntegerArgument(v, name, 0, 4096));
+}
+void SetPartitions(IngestOptions& o, nb::handle v, const char* name) {
+  o.writer.partitions = static_cast<uint32_t>(UnsignedArgument(v, name, std::numeric_limits<uint32_t>::max()));
+}
+void SetPartitionBy(IngestOptions& o, nb::handle v, const char* name) {
+  const bool hash = Choice(v, name, {"round-robin", "hash"}) == "hash";
+  o.partition_by = hash ? ingest::PartitionBy::kHash : ingest::PartitionBy::kRoundRobin;
+}
+void SetShard(IngestOptions& o, nb::handle v, const char* name) {
+  o.shard = Parsed(text::ShardSpec::Parse(StringArgument(v, name)));
+}
+void SetFormat(IngestOptions& o, nb::handle v, const char* name) {
+  o.reader.format = Parsed(text::ParseInputFormat(StringArgument(v, name)));
+}
+void SetTextMode(IngestOptions& o, nb::handle v, const char* name) {
+  o.reader.text_mode = Parsed(text::ParseTextMode(StringArgument(v, name)));
+}
+void SetUtf8(IngestOptions& o, nb::handle v, const char* name) {
+  o.reader.utf8 = Parsed(ParseUtf8Policy(StringArgument(v, name)));
+}
+// The reader's own check gives the range (1 byte to 4 GiB - 1).
+void SetMaxDocBytes(IngestOptions& o, nb::handle v, const char* name) {
+  o.reader.max_document_bytes = UnsignedArgument(v, name, std::numeric_limits<uint32_t>::max());
+}
+void SetBatchBytes(IngestOptions& o, nb::handle v, const char* name) {
+  o.batch_bytes = static_cast<size_t>(IntegerArgument(v, name, 1, int64_t{1} << 30));
+}
+void SetProgress(IngestOptions& o, nb::handle v, const char* name) {
+  const std::string p = Choice(v, name, {"auto", "always", "never"});
+  o.progress = p == "always"  ? ingest::ProgressMode::kAlways
+               : p == "never" ? ingest::ProgressMode::kNever
+                              : ingest::ProgressMode::kAuto;
+}
+void SetFsync(IngestOptions& o, nb::handle v, const char* name) {
+  const std::string f = Choice(v, name, {"each-batch", "interval", "none"});
+  o.writer.log.fsync = f == "none"       ? log::FsyncPolicy::kNone
+                       : f == "interval" ? log::FsyncPolicy::kInterval
+                                         : log::FsyncPolicy::kEachBatch;
+}
+
+using O = IngestOptions;
 const OptionField kFields[] = {
-    {"threads",
-     [](IngestOptions& o, nb::handle v, const char* n) { o.threads = static_cast<int>(IntegerArgument(v, n, 0, 4096)); },
-     [](const IngestOptions& o) { return nb::cast(o.threads); }},
-    {"partitions",
-     [](IngestOptions& o, nb::handle v, const char* n) {
-       o.writer.partitions = static_cast<uint32_t>(UnsignedArgument(v, n, std::numeric_limits<uint32_t>::max()));
-     },
-     [](const IngestOptions& o) { return nb::cast(o.writer.partitions); }},
-    {"partition_by",
-     [](IngestOptions& o, nb::handle v, const char* n) {
-       o.partition_by =
-           Choice(v, n, {"round-robin", "hash"}) == "hash" ? ingest::PartitionBy::kHash : ingest::PartitionBy::kRoundRobin;
-     },
-     [](const IngestOptions& o) { return nb::cast(PartitionByName(o.partition_by)); }},
-    {"shard",
-     [](IngestOptions& o, nb::handle v, const char* n) { o.shard = Parsed(text::ShardSpec::Parse(StringArgument(v, n))); },
-     [](const IngestOptions& o) { return nb::cast(o.shard.ToString()); }},
-    {"add_bos", [](IngestOptions& o, nb::handle v, const char* n) { o.document.add_bos = BoolArgument(v, n); },
-     [](const IngestOptions& o) { return nb::cast(o.document.add_bos); }},
-    {"add_eos", [](IngestOptions& o, nb::handle v, const char* n) { o.document.add_eos = BoolArgument(v, n); },
-     [](const IngestOptions& o) { return nb::cast(o.document.add_eos); }},
-    {"keep_special_tokens",
-     [](IngestOptions& o, nb::handle v, const char* n) { o.document.keep_special_tokens = BoolArgument(v, n); },
-     [](const IngestOptions& o) { return nb::cast(o.document.keep_special_tokens); }},
-    {"format",
-     [](IngestOptions& o, nb::handle v, const char* n) {
-       o.reader.format = Parsed(text::ParseInputFormat(StringArgument(v, n)));
-     },
-     [](const IngestOptions& o) { return nb::cast(FormatName(o.reader.format)); }},
-    {"text_mode",
-     [](IngestOptions& o, nb::handle v, const char* n) {
-       o.reader.text_mode = Parsed(text::ParseTextMode(StringArgument(v, n)));
-     },
-     [](const IngestOptions& o) { return nb::cast(TextModeName(o.reader.text_mode)); }},
-    {"field", [](IngestOptions& o, nb::handle v, const char* n) { o.reader.json_field = StringArgument(v, n); },
-     [](const IngestOptions& o) { return nb::cast(o.reader.json_field); }},
-    {"utf8",
-     [](IngestOptions& o, nb::handle v, const char* n) { o.reader.utf8 = Parsed(ParseUtf8Policy(StringArgument(v, n))); },
-     [](const IngestOptions& o) { return nb::cast(o.reader.utf8 == Utf8Policy::kReject ? "reject" : "replace"); }},
-    {"max_doc_bytes",
-     [](IngestOptions& o, nb::handle v, const char* n) {
-       o.reader.max_document_bytes = UnsignedArgument(v, n, std::numeric_limits<uint32_t>::max());
-     },
-     [](const IngestOptions& o) { return nb::cast(o.reader.max_document_bytes); }},
-    {"min_chars", [](IngestOptions& o, nb::handle v, const char* n) { o.clean.min_chars = UnsignedArgument(v, n, UINT64_MAX); },
-     [](const IngestOptions& o) { return nb::cast(o.clean.min_chars); }},
-    {"max_chars", [](IngestOptions& o, nb::handle v, const char* n) { o.clean.max_chars = UnsignedArgument(v, n, UINT64_MAX); },
-     [](const IngestOptions& o) { return nb::cast(o.clean.max_chars); }},
-    {"min_bytes", [](IngestOptions& o, nb::handle v, const char* n) { o.clean.min_bytes = UnsignedArgument(v, n, UINT64_MAX); },
-     [](const IngestOptions& o) { return nb::cast(o.clean.min_bytes); }},
-    {"max_bytes", [](IngestOptions& o, nb::handle v, const char* n) { o.clean.max_bytes = UnsignedArgument(v, n, UINT64_MAX); },
-     [](const IngestOptions& o) { return nb::cast(o.clean.max_bytes); }},
-    {"dedup", [](IngestOptions& o, nb::handle v, const char* n) { o.dedup = BoolArgument(v, n); },
-     [](const IngestOptions& o) { return nb::cast(o.dedup); }},
-    {"drop_controls", [](IngestOptions& o, nb::handle v, const char* n) { o.clean.drop_controls = BoolArgument(v, n); },
-     [](const IngestOptions& o) { return nb::cast(o.clean.drop_controls); }},
-    {"normalize_newlines",
-     [](IngestOptions& o, nb::handle v, const char* n) { o.clean.normalize_newlines = BoolArgument(v, n); },
-     [](const IngestOptions& o) { return nb::cast(o.clean.normalize_newlines); }},
-    {"trim", [](IngestOptions& o, nb::handle v, const char* n) { o.clean.trim = BoolArgument(v, n); },
-     [](const IngestOptions& o) { return nb::cast(o.clean.trim); }},
-    {"rejects", [](IngestOptions& o, nb::handle v, const char* n) { o.rejects_path = StringArgument(v, n); },
-     [](const IngestOptions& o) { return nb::cast(o.rejects_path); }},
-    {"strict", [](IngestOptions& o, nb::handle v, const char* n) { o.strict = BoolArgument(v, n); },
-     [](const IngestOptions& o) { return nb::cast(o.strict); }},
-    {"stats_json", [](IngestOptions& o, nb::handle v, const char* n) { o.stats_json_path = StringArgument(v, n); },
-     [](const IngestOptions& o) { return nb::cast(o.stats_json_path); }},
-    {"batch_bytes",
-     [](IngestOptions& o, nb::handle v, const char* n) { o.batch_bytes = IntegerArgument(v, n, 1, int64_t{1} << 30); },
-     [](const IngestOptions& o) { return nb::cast(o.batch_bytes); }},
-    {"progress",
-     [](IngestOptions& o, nb::handle v, const char* n) {
-       const std::string p = Choice(v, n, {"auto", "always", "never"});
-       o.progress = p == "always" ? ingest::ProgressMode::kAlways
-                    : p == "never" ? ingest::ProgressMode::kNever
-                                   : ingest::ProgressMode::kAuto;
-     },
-     [](const IngestOptions& o) { return nb::cast(ProgressName(o.progress)); }},
-    {"fsync",
-     [](IngestOptions& o, nb::handle v, const char* n) {
-       const std::string f = Choice(v, n, {"each-batch", "interval", "none"});
-       o.writer.log.fsync = f == "none"       ? log::FsyncPolicy::kNone
-                            : f == "interval" ? log::FsyncPolicy::kInterval
-                                              : log::FsyncPolicy::kEachBatch;
-     },
-     [](const IngestOptions& o) { return nb::cast(FsyncName(o.writer.log.fsync)); }},
-    {"create_if_missing",
-     [](IngestOptions& o, nb::handle v, const char* n) { o.writer.create_if_missing = BoolArgument(v, n); },
-     [](const IngestOptions& o) { return nb::cast(o.writer.create_if_missing); }},
+    {"threads", SetThreads, Get<&O::threads>},
+    {"partitions", SetPartitions, [](const O& o) { return nb::cast(o.writer.partitions); }},
+    {"partition_by", SetPartitionBy, [](const O& o) { return nb::cast(PartitionByName(o.partition_by)); }},
+    {"shard", SetShard, [](const O& o) { return nb::cast(o.shard.ToString()); }},
+    {"add_bos", SetBool<&O::document, &document::DocumentOptions::add_bos>,
+     Get<&O::document, &document::DocumentOptions::add_bos>},
+    {"add_eos", SetBool<&O::document, &document::DocumentOptions::add_eos>,
+     Get<&O::document, &document::DocumentOptions::add_eos>},
+    {"keep_special_tokens", SetBool<&O::document, &document::DocumentOptions::keep_special_tokens>,
+     Get<&O::document, &document::DocumentOptions::keep_special_tokens>},
+    {"format", SetFormat, [](const O& o) { return nb::cast(FormatName(o.reader.format)); }},
+    {"text_mode", SetTextMode, [](const O& o) { return nb::cast(TextModeName(o.reader.text_mode)); }},
+    {"field", SetString<&O::reader, &text::ReaderOptions::json_field>,
+     Get<&O::reader, &text::ReaderOptions::json_field>},
+    {"utf8", SetUtf8, [](const O& o) { return nb::cast(o.reader.utf8 == Utf8Policy::kReject ? "reject" : "replace"); }},
+    {"max_doc_bytes", SetMaxDocBytes, Get<&O::reader, &text::ReaderOptions::max_document_bytes>},
+    {"min_chars", SetU64<&O::clean, &text::CleanOptions::min_chars>, Get<&O::clean, &text::CleanOptions::min_chars>},
+    {"max_chars", SetU64<&O::clean, &text::CleanOptions::max_chars>, Get<&O::clean, &text::CleanOptions::max_chars>},
+    {"min_bytes", SetU64<&O::clean, &text::CleanOptions::min_bytes>, Get<&O::clean, &text::CleanOptions::min_bytes>},
+    {"max_bytes", SetU64<&O::clean, &text::CleanOptions::max_bytes>, Get<&O::clean, &text::CleanOptions::max_bytes>},
+    {"dedup", SetBool<&O::dedup>, Get<&O::dedup>},
+    {"drop_controls", SetBool<&O::clean, &text::CleanOptions::drop_controls>,
+     Get<&O::clean, &text::CleanOptions::drop_controls>},
+    {"normalize_newlines", SetBool<&O::clean, &text::CleanOptions::normalize_newlines>,
+     Get<&O::clean, &text::CleanOptions::normalize_newlines>},
+    {"trim", SetBool<&O::clean, &text::CleanOptions::trim>, Get<&O::clean, &text::CleanOptions::trim>},
+    {"rejects", SetString<&O::rejects_path>, Get<&O::rejects_path>},
+    {"strict", SetBool<&O::strict>, Get<&O::strict>},
+    {"stats_json", SetString<&O::stats_json_path>, Get<&O::stats_json_path>},
+    {"batch_bytes", SetBatchBytes, Get<&O::batch_bytes>},
+    {"progress", SetProgress, [](const O& o) { return nb::cast(ProgressName(o.progress)); }},
+    {"fsync", SetFsync, [](const O& o) { return nb::cast(FsyncName(o.writer.log.fsync)); }},
+    {"create_if_missing", SetBool<&O::writer, &topic::WriterConfig::create_if_missing>,
+     Get<&O::writer, &topic::WriterConfig::create_if_missing>},
 };
 
 IngestOptions OptionsOf(const std::vector<std::string>& inputs, const std::string& to, const std::string& tokenizer,

@@ -75,9 +75,17 @@ def test_options_are_checked_by_name(tmp_path):
         tokenfeed.ingest([tmp_path, "y"], to=uri, tokenizer=tok)
     with pytest.raises(TypeError, match="not bytes"):
         tokenfeed.ingest(b"data.jsonl", to=uri, tokenizer=tok)
+    with pytest.raises(TypeError, match="dedup"):
+        tokenfeed.ingest(["x"], to=uri, tokenizer=tok, dedup="no")
     with pytest.raises(tokenfeed.NotFoundError, match="does-not-exist"):
         tokenfeed.ingest(tmp_path / "does-not-exist", to=uri, tokenizer=tok)
     assert not (tmp_path / "t").exists()
+    # Every option, given its own default, is taken and changes nothing.
+    defaults = tokenfeed._ext._ingest_defaults()
+    assert set(defaults) == set(tokenfeed._ingest.IngestOptions.__annotations__)
+    given = {k: v for k, v in defaults.items() if k not in ("format", "text_mode", "field")}
+    stats = tokenfeed.ingest(["one", "two"], to=uri, tokenizer=tok, **given)
+    assert stats["documents_written"] == 2
 
 
 def test_input_that_is_not_text_is_refused_and_nothing_is_written(tmp_path):
