@@ -6,8 +6,9 @@
 // Resumable: every record carries its source position and document sequence
 // number, so a run started again with the same settings reads where each
 // partition's last record says and adds exactly what is missing.
-// RunIngest blocks until done; it may be stopped from another thread with
-// RequestStop (the topic is then left consistent and resumable).
+// RunIngest blocks until done; another thread stops it by setting *stop (the
+// topic is then left consistent and resumable). The command (tokenfeed
+// ingest) and Python's tokenfeed.ingest both call it.
 #pragma once
 
 #include <atomic>
