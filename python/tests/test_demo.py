@@ -5,6 +5,7 @@ per step."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import zlib
@@ -13,12 +14,17 @@ from cli_helpers import deepseek, run
 from conftest import ROOT
 
 
-def test_demo_trains_and_draws_the_loss_and_the_data_wait(tmp_path):
+def demo_topic(tmp_path) -> str:
     corpus = tmp_path / "c.jsonl"
     corpus.write_text("".join(json.dumps({"text": f"document {i}: " + "words and more words " * (i % 40 + 5)}) + "\n"
                               for i in range(400)))
     uri = f"log:{tmp_path}/topics/demo"
     run("ingest", "--tokenizer", deepseek(), "--input", corpus, "--to", uri, "--partitions", "2", "--add-eos")
+    return uri
+
+
+def test_demo_trains_and_draws_the_loss_and_the_data_wait(tmp_path):
+    uri = demo_topic(tmp_path)
     png = tmp_path / "training.png"
     r = subprocess.run([sys.executable, str(ROOT / "scripts" / "train_demo.py"), "--uri", uri, "--seconds", "4",
                         "--plot", str(png)], capture_output=True, text=True, timeout=300)
@@ -55,3 +61,17 @@ def read_png(data: bytes) -> tuple[int, int, list[bytes]]:
     raw = zlib.decompress(idat)
     assert len(raw) == height * row
     return width, height, [raw[i * row:(i + 1) * row] for i in range(height)]
+
+
+def test_without_matplotlib_the_demo_says_what_is_missing(tmp_path):
+    uri = demo_topic(tmp_path)
+    blocked = tmp_path / "blocked" / "matplotlib"
+    blocked.mkdir(parents=True)
+    (blocked / "__init__.py").write_text("raise ImportError('no matplotlib here')\n")
+    path = [str(blocked.parent)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
+    png = tmp_path / "training.png"
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "train_demo.py"), "--uri", uri, "--seconds", "1",
+                        "--plot", str(png)], capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode != 0 and f"cannot draw {png}: matplotlib is missing" in r.stderr, r.stderr[-2000:]
+    assert "Traceback" not in r.stderr and not png.exists()
