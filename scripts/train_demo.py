@@ -164,7 +164,11 @@ def main() -> None:
 def plot(history, path: str, title: str) -> None:
     """Two panels sharing the step axis: the loss, and how long each step
     waited for its batch next to how long the step took."""
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        raise SystemExit(f"cannot draw {path}: matplotlib is missing (scripts/setup.sh installs Debian's "
+                         "python3-matplotlib, which the virtual environment sees)") from None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

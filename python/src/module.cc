@@ -8,6 +8,7 @@ namespace nb = nanobind;
 
 namespace tokenfeed::python {
 void RegisterTokenizer(nb::module_& m);
+void RegisterIngest(nb::module_& m);
 void RegisterLoader(nb::module_& m);
 void RegisterClientLog(nb::module_& m);
 }
@@ -17,6 +18,7 @@ NB_MODULE(_ext, m) {
   m.attr("__version__") = TOKENFEED_VERSION;
   tokenfeed::python::RegisterExceptions(m);
   tokenfeed::python::RegisterTokenizer(m);
+  tokenfeed::python::RegisterIngest(m);
   tokenfeed::python::RegisterLoader(m);
   tokenfeed::python::RegisterClientLog(m);
 }

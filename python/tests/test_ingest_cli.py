@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+import zlib
 
 import pytest
 
@@ -258,24 +259,97 @@ def test_inspect_ranges_and_errors(tmp_path, corpus):
     assert run("topics", f"log:{tmp_path}/missing", check=False).returncode != 0
 
 
-def test_binary_files_lose_nothing_silently(tmp_path):
+def png_bytes() -> bytes:
+    """A valid one-pixel PNG image."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return len(data).to_bytes(4, "big") + kind + data + zlib.crc32(kind + data).to_bytes(4, "big")
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", bytes([0, 0, 0, 1, 0, 0, 0, 1, 8, 0, 0, 0, 0]))
+            + chunk(b"IDAT", zlib.compress(b"\x00\x00")) + chunk(b"IEND", b""))
+
+
+def parquet_bytes() -> bytes:
+    """The shape of a Parquet file: its magic, a page header, values, a footer and the magic again."""
+    return b"PAR1" + bytes([0x15, 0x04, 0x15, 0x80, 0x01, 0x15, 0x80, 0x01]) + b"values" * 50 + \
+        bytes([0x1C, 0, 0, 0]) + b"PAR1"
+
+
+def refused(tmp_path, inputs, *extra):
+    """Runs an ingest that must be refused before it writes: its stderr."""
+    r = ingest(tmp_path, inputs, "t", *extra, check=False)
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    assert "Nothing was read or written." in r.stderr, r.stderr
+    assert not (tmp_path / "t").exists()  # not even the topic was created
+    return r.stderr
+
+
+@pytest.mark.parametrize("name,content,says", [
+    ("data.parquet", parquet_bytes(),
+     "data.parquet': a Parquet file (PAR1 at the start and at the end of the file); Parquet input is not "
+     "supported by this build"),
+    ("export.txt", parquet_bytes(), "export.txt': a Parquet file (PAR1 at the start and at the end of the file)"),
+    ("picture.txt", png_bytes(), "picture.txt': a PNG image (its PNG signature at the start); an image is not text"),
+    ("records.jsonl", b'{"text": "fine"}\n' + bytes(range(256)) * 8,
+     "records.jsonl': binary data (a NUL byte at byte offset 17)"),
+    ("packed.jsonl.gz", gzip.compress(b'{"text": "fine"}\n' * 10 + bytes(range(256))),
+     "packed.jsonl.gz': binary data (a NUL byte at uncompressed byte offset 170)"),
+    ("slides.pdf.txt", b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n", "slides.pdf.txt': a PDF document"),
+    ("notes.txt", "UTF-16 text".encode("utf-16"), "notes.txt': UTF-16 text (a UTF-16 little-endian byte-order mark"),
+])
+def test_input_that_is_not_text_is_refused_before_anything_is_written(tmp_path, name, content, says):
     d = tmp_path / "in"
     d.mkdir()
-    rng = random.Random(1)
-    (d / "noise.jsonl").write_bytes(bytes(rng.randrange(256) for _ in range(20000)))
-    (d / "noise.txt").write_bytes(b"text\x00with\x00nuls\n" + bytes(rng.randrange(256) for _ in range(3000)) + b"\n")
-    ingest(tmp_path, [d], "t", "--stats-json", tmp_path / "s.json", "--rejects", tmp_path / "r.jsonl")
-    stats = json.loads((tmp_path / "s.json").read_text())
-    rejects = (tmp_path / "r.jsonl").read_text().splitlines()
-    # Every line of the binary JSONL is a counted, listed reject; the text file's
-    # documents are kept with NULs dropped and invalid bytes replaced.
-    assert stats["dropped_by_reason"]["bad_json"] == sum('"bad_json"' in r for r in rejects) > 0
-    assert stats["documents_dropped"] == len(rejects)
-    recs = records(f"log:{tmp_path}/t")
-    assert recs and all(r["source"]["path"].endswith("noise.txt") for r in recs)
+    write_jsonl(d / "a_good.jsonl", ["a good document"])
+    (d / name).write_bytes(content)
+    stderr = refused(tmp_path, [d])
+    assert says in stderr, stderr
+    assert "a_good.jsonl" not in stderr  # only the refused file is named
+    # Named alone, it is refused in the same way.
+    assert says in refused(tmp_path, [d / name])
+
+
+def test_every_refused_input_is_listed_and_an_existing_topic_is_left_as_it_was(tmp_path, corpus):
+    d, texts = corpus
+    ingest(tmp_path, [d], "t")
+    before = records(f"log:{tmp_path}/t")
+    (d / "z1.png").write_bytes(png_bytes())
+    (d / "z2.txt").write_bytes(b"x" * 100 + b"\x00")
+    r = ingest(tmp_path, [d], "t", check=False)
+    assert r.returncode == 1, r.stderr
+    assert "2 inputs are not text:" in r.stderr and "z1.png': a PNG image" in r.stderr
+    assert "z2.txt': binary data (a NUL byte at byte offset 100)" in r.stderr
+    assert records(f"log:{tmp_path}/t") == before and len(before) == len(texts)
+
+
+def test_a_binary_format_name_is_refused_unless_the_format_is_given(tmp_path):
+    f = tmp_path / "exported.parquet"
+    f.write_text("plain text, whatever the name says\n")
+    stderr = refused(tmp_path, [f])
+    assert "exported.parquet': named like a Parquet file (its extension .parquet)" in stderr
+    assert "text or jsonl format" in stderr
+    ingest(tmp_path, [f], "t", "--format", "text")
+    assert len(records(f"log:{tmp_path}/t")) == 1
+    # Its bytes are examined whatever the format: a PNG is a PNG.
+    (tmp_path / "shot.txt").write_bytes(png_bytes())
+    r = ingest(tmp_path, [tmp_path / "shot.txt"], "u", "--format", "text", check=False)
+    assert r.returncode == 1 and "a PNG image" in r.stderr
+
+
+def test_text_in_another_encoding_is_still_text(tmp_path):
+    # Latin-1 and KOI8-R bytes are invalid UTF-8 throughout, and terminal colour
+    # codes are control bytes: all still text, for the UTF-8 policy to handle.
+    d = tmp_path / "in"
+    d.mkdir()
+    (d / "latin1.txt").write_bytes("café crème brûlée\n".encode("latin-1"))
+    (d / "koi8.txt").write_bytes("привет мир\n".encode("koi8-r"))
+    (d / "log.txt").write_bytes(b"\x1b[31merror\x1b[0m: disk\tfull\r\n")
+    ingest(tmp_path, [d], "t")
     import tokenfeed
-    text = tokenfeed.Tokenizer.from_file(deepseek()).decode(recs[0]["ids"])
-    assert text == "textwithnuls"
+    tok = tokenfeed.Tokenizer.from_file(deepseek())
+    texts = sorted(tok.decode(r["ids"]) for r in records(f"log:{tmp_path}/t"))
+    assert "caf\ufffd cr\ufffdme br\ufffdl\ufffde" in texts and len(texts) == 3
+    r = ingest(tmp_path, [d], "strict", "--utf8", "reject", "--rejects", tmp_path / "r.jsonl")
+    reasons = [json.loads(line)["reason"] for line in (tmp_path / "r.jsonl").read_text().splitlines()]
+    assert reasons == ["invalid_utf8", "invalid_utf8"]
 
 
 def summary_counts(stderr: str) -> tuple[int, int, int, int]:

@@ -27,6 +27,7 @@ from tokenfeed._ext import (
     UnsupportedError,
     __version__,
 )
+from tokenfeed._ingest import IngestStats, ingest
 
 
 class IterationError(TokenfeedError, RuntimeError):
@@ -42,6 +43,7 @@ __all__ = [
     "BusyError",
     "CorruptionError",
     "InternalError",
+    "IngestStats",
     "InvalidArgumentError",
     "IterationError",
     "NotFoundError",
@@ -54,6 +56,7 @@ __all__ = [
     "UnavailableError",
     "UnsupportedError",
     "__version__",
+    "ingest",
     "merge_states",
 ]
 

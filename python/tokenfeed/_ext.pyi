@@ -96,3 +96,13 @@ def _merge_states(states: list[str]) -> str: ...
 
 _client_log_capacity: int
 def _take_client_log() -> tuple[list[tuple[int, str, str, str]], int] | None: ...
+
+# The ingest options by their command-line names (threads, partitions,
+# partition_by, shard, add_bos, add_eos, keep_special_tokens, format,
+# text_mode, field, utf8, max_doc_bytes, min_chars, max_chars, min_bytes,
+# max_bytes, dedup, drop_controls, normalize_newlines, trim, rejects, strict,
+# stats_json, batch_bytes, progress, fsync, create_if_missing); those not
+# given keep tokenfeed::ingest::IngestOptions' defaults. Returns the
+# statistics as JSON (the --stats-json object).
+def _ingest_defaults() -> dict[str, Any]: ...
+def _ingest(inputs: list[str], to: str, tokenizer: str, options: dict[str, Any]) -> str: ...

@@ -7,7 +7,7 @@
 #include "cli/command.h"
 #include "cli/document_options.h"
 #include "cli/topic_options.h"
-#include "ingest/ingest.h"
+#include "tokenfeed/ingest.h"
 
 namespace tokenfeed::cli {
 namespace {
@@ -87,7 +87,9 @@ CommandRunner AddIngestCommand(CLI::App& app) {
   cmd->add_option("--threads", o.threads, "tokenizing threads (0: all cores)")
       ->check(CLI::Range(0, 4096))->capture_default_str();
   AddDocumentOptions(cmd, &o.document);
-  cmd->add_option("--format", c->format, "input format")->check(CLI::IsMember({"auto", "jsonl", "text"}))
+  cmd->add_option("--format", c->format,
+                  "input format; auto: .jsonl/.json are JSONL, a binary format's extension (.parquet, .png, ...) "
+                  "is refused, anything else is text")->check(CLI::IsMember({"auto", "jsonl", "text"}))
       ->capture_default_str();
   cmd->add_option("--text-mode", c->text_mode, "plain text: a document per line, per paragraph or per file")
       ->check(CLI::IsMember({"line", "paragraph", "file"}))->capture_default_str();

@@ -7,7 +7,7 @@
 //
 // Everything that decides what a record holds or where it goes happens on the
 // reader thread in document order, so the result does not depend on threads.
-#include "ingest/ingest.h"
+#include "tokenfeed/ingest.h"
 
 #include <unistd.h>
 
@@ -33,7 +33,11 @@
 #include "ingest/progress_reporter.h"
 #include "ingest/record_attributes.h"
 #include "ingest/resume_plan.h"
+#include "text/binary_input.h"
+#include "text/cleaner.h"
 #include "text/content_dedup.h"
+#include "text/document_reader.h"
+#include "text/source_set.h"
 #include "tokenfeed/record.h"
 #include "tokenfeed/tokenizer.h"
 
@@ -190,6 +194,11 @@ class Ingest {
   Result<IngestStats> Run() {
     const auto started = Clock::now();
     TF_ASSIGN_OR_RETURN(sources_, text::SourceSet::Expand(o_.inputs, o_.shard));
+    // Every input is looked at before anything else happens, so that a file
+    // that is not text stops the run before a record (or the topic) exists.
+    if (Status s = text::CheckTextInputs(sources_, o_.reader.format); !s.ok()) {
+      return Status(s.code(), s.message() + "\nNothing was read or written.");
+    }
     TF_ASSIGN_OR_RETURN(cleaner_, text::Cleaner::Create(o_.clean));
     TF_ASSIGN_OR_RETURN(std::shared_ptr<const Tokenizer> tokenizer, Tokenizer::FromFile(o_.tokenizer_path));
     TF_ASSIGN_OR_RETURN(document::DocumentEncoder encoder,

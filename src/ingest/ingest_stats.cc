@@ -2,8 +2,8 @@
 #include <string>
 
 #include "base/json_writer.h"
-#include "ingest/ingest.h"
-#include "text/drop_reason.h"
+#include "tokenfeed/drop_reason.h"
+#include "tokenfeed/ingest.h"
 
 namespace tokenfeed::ingest {
 

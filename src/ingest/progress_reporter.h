@@ -11,7 +11,7 @@
 #include <mutex>
 #include <thread>
 
-#include "ingest/ingest.h"
+#include "tokenfeed/ingest.h"
 
 namespace tokenfeed::ingest {
 

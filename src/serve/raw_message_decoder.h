@@ -12,8 +12,8 @@
 #include <string>
 #include <string_view>
 
-#include "text/drop_reason.h"
 #include "text/json_text_field.h"
+#include "tokenfeed/drop_reason.h"
 #include "tokenfeed/status.h"
 
 namespace tokenfeed::serve {

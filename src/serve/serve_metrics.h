@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "text/drop_reason.h"
+#include "tokenfeed/drop_reason.h"
 
 namespace tokenfeed::serve {
 

@@ -1,4 +1,4 @@
-#include "text/cleaning_stats.h"
+#include "tokenfeed/cleaning_stats.h"
 
 #include <algorithm>
 

@@ -13,45 +13,15 @@
 #include <string_view>
 
 #include "text/byte_source.h"
-#include "text/drop_reason.h"
 #include "text/source_set.h"
+#include "tokenfeed/drop_reason.h"
+#include "tokenfeed/reader_options.h"
 #include "tokenfeed/status.h"
 #include "tokenfeed/utf8_policy.h"
 
 namespace tokenfeed::text {
 
 class JsonTextField;
-
-enum class InputFormat : uint8_t {
-  kAuto,   // by extension after removing .gz/.zst: .jsonl and .json are JSONL, anything else is text
-  kJsonl,  // one JSON object per line, the text at ReaderOptions::json_field
-  kText,   // plain text, split by ReaderOptions::text_mode
-};
-
-enum class TextMode : uint8_t {
-  kLine,       // each non-blank line is a document
-  kParagraph,  // each run of non-blank lines (ended by a blank line or the end) is a document
-  kFile,       // the whole file is one document
-};
-
-// Parse the command-line spellings: "auto"/"jsonl"/"text", "line"/"paragraph"/
-// "file" (the UTF-8 policy: ParseUtf8Policy, tokenfeed/utf8_policy.h).
-// InvalidArgument listing the choices otherwise.
-Result<InputFormat> ParseInputFormat(std::string_view name);
-Result<TextMode> ParseTextMode(std::string_view name);
-
-struct ReaderOptions {
-  InputFormat format = InputFormat::kAuto;
-  TextMode text_mode = TextMode::kLine;
-  std::string json_field = "text";  // a key or a dotted path of keys
-  Utf8Policy utf8 = Utf8Policy::kReplace;
-  // The largest document, counted in raw bytes of the file (a JSONL line with
-  // its escapes; a text line, paragraph or file with its line breaks). A
-  // longer one is rejected as too_long and skipped without being held in
-  // memory: the reader's buffer is at most this plus read_block_bytes.
-  size_t max_document_bytes = 64u << 20;
-  size_t read_block_bytes = 1u << 20;
-};
 
 // Where reading starts. The default is the beginning of the first file. To
 // resume, pass the `next` of the last document already consumed: reading

@@ -1,4 +1,4 @@
-#include "text/drop_reason.h"
+#include "tokenfeed/drop_reason.h"
 
 #include <array>
 

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "text/drop_reason.h"
+#include "tokenfeed/drop_reason.h"
 
 namespace simdjson::dom {
 class parser;

@@ -13,22 +13,10 @@
 #include <string_view>
 #include <vector>
 
+#include "tokenfeed/shard_spec.h"
 #include "tokenfeed/status.h"
 
 namespace tokenfeed::text {
-
-// "--shard I/N": this process reads the files whose index in the full sorted
-// list is I modulo N (0 <= I < N). Whole files go to one shard, so shards
-// never overlap and each resumes on its own.
-struct ShardSpec {
-  uint32_t index = 0;
-  uint32_t count = 1;
-
-  // Parses "I/N". InvalidArgument with the accepted form otherwise.
-  static Result<ShardSpec> Parse(std::string_view text);
-  std::string ToString() const;
-  bool Contains(uint64_t file_index) const { return file_index % count == index; }
-};
 
 // A path as the order compares it: absolute, with symbolic links and "." /
 // ".." resolved where the file exists (lexically normalised where it does

@@ -22,9 +22,9 @@
 
 #include "base/fault_injection_file_system.h"
 #include "base/scoped_temp_dir.h"
-#include "ingest/ingest.h"
-#include "tokenizer/test_tokenizers.h"
+#include "tokenfeed/ingest.h"
 #include "tokenfeed/topic.h"
+#include "tokenizer/test_tokenizers.h"
 
 namespace tokenfeed::ingest {
 namespace {

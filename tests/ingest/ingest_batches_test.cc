@@ -11,8 +11,8 @@
 #include <gtest/gtest.h>
 
 #include "base/scoped_temp_dir.h"
-#include "ingest/ingest.h"
 #include "log/log.h"
+#include "tokenfeed/ingest.h"
 #include "tokenizer/test_tokenizers.h"
 
 namespace tokenfeed::ingest {

@@ -11,10 +11,10 @@
 #include <thread>
 
 #include "base/scoped_temp_dir.h"
-#include "ingest/ingest.h"
 #include "kafka_test_env.h"
-#include "tokenizer/test_tokenizers.h"
+#include "tokenfeed/ingest.h"
 #include "tokenfeed/topic.h"
+#include "tokenizer/test_tokenizers.h"
 
 namespace tokenfeed::kafka::testing {
 namespace {

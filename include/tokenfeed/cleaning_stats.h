@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <string>
 
-#include "text/drop_reason.h"
+#include "tokenfeed/drop_reason.h"
 
 namespace tokenfeed::text {
 

@@ -6,8 +6,9 @@
 // Resumable: every record carries its source position and document sequence
 // number, so a run started again with the same settings reads where each
 // partition's last record says and adds exactly what is missing.
-// RunIngest blocks until done; it may be stopped from another thread with
-// RequestStop (the topic is then left consistent and resumable).
+// RunIngest blocks until done; another thread stops it by setting *stop (the
+// topic is then left consistent and resumable). The command (tokenfeed
+// ingest) and Python's tokenfeed.ingest both call it.
 #pragma once
 
 #include <atomic>
@@ -15,11 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "document/document_encoder.h"
-#include "text/cleaner.h"
-#include "text/cleaning_stats.h"
-#include "text/document_reader.h"
-#include "text/source_set.h"
+#include "tokenfeed/clean_options.h"
+#include "tokenfeed/cleaning_stats.h"
+#include "tokenfeed/document_options.h"
+#include "tokenfeed/reader_options.h"
+#include "tokenfeed/shard_spec.h"
 #include "tokenfeed/status.h"
 #include "tokenfeed/topic.h"
 
@@ -46,7 +47,14 @@ struct IngestOptions {
   std::string stats_json_path;
   size_t batch_bytes = 1 << 20;  // records are written to a partition in batches of about this size
   ProgressMode progress = ProgressMode::kAuto;
-  topic::WriterConfig writer;   // partitions, creation, fsync policy, Kafka settings
+  // Partitions, creation, fsync policy, Kafka settings. Here partitions is 0
+  // unless set: an existing topic's count, and 1 for a new topic; another
+  // number must match an existing topic.
+  topic::WriterConfig writer = [] {
+    topic::WriterConfig w;
+    w.partitions = 0;
+    return w;
+  }();
 };
 
 // What a run did. Every document read is accounted for once:
@@ -76,8 +84,9 @@ struct IngestStats {
   std::string Summary() const;  // a few lines for people
 };
 
-// Runs the ingest. Errors stop it with a Status naming the file, line or
-// partition; the topic then holds a consistent prefix of every partition and
+// Runs the ingest. An input that is not text (text/binary_input.h) stops
+// it before the topic is opened, naming every such file. Errors stop it with
+// a Status naming the file, line or partition; the topic then holds a consistent prefix of every partition and
 // the same command resumes it. Returns the stats also when some input files
 // were incomplete (stats.incomplete_files) or --strict stopped the run
 // (stats.stopped_by_strict): the caller reports those. --stats-json is
