@@ -72,6 +72,17 @@ struct LoaderOptions {
   // this rank's shards only: merge all ranks' states (MergeLoaderStates) to
   // restart with another world size. docs/loader.md, "Shards".
   uint32_t shards = 1;
+  // false: the stream is built on the snapshot taken at start (records
+  // appended later are not seen). true: a live topic -- one endless pass over
+  // each source's partitions as they grow, from the snapshot's start offsets:
+  // complete blocks of block_records offsets taken in a fixed order (block 0
+  // of every partition, then block 1, ...), each window's records shuffled
+  // by the seed, so the stream depends on the records alone, never on when
+  // they arrived, and resumes exactly. A block not yet complete is waited
+  // for, at most follow_timeout_ms, then the step fails with TimedOut naming
+  // the partition (LoaderMetrics says while it waits). epochs must be 0.
+  bool follow = false;
+  uint32_t follow_timeout_ms = 600000;
   // true: documents are packed end to end. false: one document per row,
   // truncated to seq_len or padded with pad_id (attention_mask marks it).
   bool pack = true;
@@ -181,6 +192,10 @@ struct LoaderMetrics {
   // (LoaderOptions::shards), about 1/world_size of an unsharded rank's.
   uint64_t records_read = 0;
   uint64_t bytes_read = 0;
+  // Following (LoaderOptions::follow): time the reading waited for records
+  // not yet appended, and whether it waits now.
+  double append_wait_seconds_total = 0;
+  bool waiting_for_appends = false;
   struct PartitionLag {
     std::string uri;
     uint32_t partition = 0;

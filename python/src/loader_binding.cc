@@ -144,6 +144,8 @@ const OptionField kFields[] = {
     {"window_blocks", SetU32<&LoaderOptions::window_blocks>, Get<&LoaderOptions::window_blocks>},
     {"epochs", SetU32<&LoaderOptions::epochs>, Get<&LoaderOptions::epochs>},
     {"shards", SetU32<&LoaderOptions::shards>, Get<&LoaderOptions::shards>},
+    {"follow", SetBool<&LoaderOptions::follow>, Get<&LoaderOptions::follow>},
+    {"follow_timeout_ms", SetU32<&LoaderOptions::follow_timeout_ms>, Get<&LoaderOptions::follow_timeout_ms>},
     {"pack", SetBool<&LoaderOptions::pack>, Get<&LoaderOptions::pack>},
     {"bos_id", SetOptionalU32<&LoaderOptions::bos_id>, Get<&LoaderOptions::bos_id>},
     {"eos_id", SetOptionalU32<&LoaderOptions::eos_id>, Get<&LoaderOptions::eos_id>},
@@ -257,6 +259,8 @@ class PyLoader {
     d["buffered_bytes"] = m.buffered_bytes;
     d["records_read"] = m.records_read;
     d["bytes_read"] = m.bytes_read;
+    d["append_wait_seconds_total"] = m.append_wait_seconds_total;
+    d["waiting_for_appends"] = m.waiting_for_appends;
     nb::list lag;
     for (const LoaderMetrics::PartitionLag& p : m.partition_lag) {
       nb::dict e;

@@ -42,6 +42,8 @@ class LoaderOptions(TypedDict, total=False):
     shuffle: bool
     epochs: int
     shards: int
+    follow: bool
+    follow_timeout_ms: int
     pack: bool
     bos_id: int | None
     eos_id: int | None
@@ -139,6 +141,11 @@ class TokenDataset(IterableDataset):
       ``epochs`` must be 0, and ``state_dict()`` holds this rank's shards:
       each rank saves its own, and ``tokenfeed.merge_states`` joins all ranks'
       for a restart with another world size (docs/loader.md, "Shards").
+    - ``follow``: True reads a live topic: records appended while training
+      runs are taken too, in an order fixed by their offsets and the seed (so
+      resume stays exact); a block not yet written is waited for, at most
+      ``follow_timeout_ms``, then the step raises ``TimedOutError``. Needs
+      ``epochs=0`` (docs/loader.md, "Live topics").
     - ``pack``: True lays documents end to end; False gives one document per
       row, truncated or padded with ``pad_id`` (the padding is a piece of its
       own, masked by ``attention_mask``).
@@ -287,7 +294,9 @@ class TokenDataset(IterableDataset):
         ``batches``; ``wait_seconds_total`` and ``last_wait_seconds`` (time spent
         waiting for data); ``tokens_per_second``; ``ready_batches`` of
         ``ready_capacity`` prefetched; ``buffered_bytes``; ``records_read`` and
-        ``bytes_read`` from the sources so far (windows read ahead included); ``partition_lag``, a
+        ``bytes_read`` from the sources so far (windows read ahead included);
+        ``append_wait_seconds_total`` and ``waiting_for_appends`` (``follow=True``:
+        time spent waiting for records not yet written, and whether it waits now); ``partition_lag``, a
         list of ``{"uri", "partition", "records_behind"}``; ``epochs_completed``,
         passes per source in this round; ``ended_source``, the URI of the source
         that ended the stream (None before the end).

@@ -150,7 +150,8 @@ class LoaderImpl final : public Loader {
       TF_ASSIGN_OR_RETURN(snapshot_, loader::ParseSnapshot(o_.snapshot_json));
       TF_RETURN_IF_ERROR(CheckSnapshotFits(snapshot_, o_.sources));
     }
-    TF_RETURN_IF_ERROR(CheckSourcesHoldRecords(o_.sources, snapshot_));
+    // A followed topic may be empty yet: its records are waited for.
+    if (!o_.follow) TF_RETURN_IF_ERROR(CheckSourcesHoldRecords(o_.sources, snapshot_));
     TF_RETURN_IF_ERROR(CheckDocumentEnds(o_, snapshot_, topic_config_));
     // Unsharded: one shard, the whole stream. Sharded: this rank's shards.
     for (uint32_t shard = 0; shard < o_.shards; ++shard) {
@@ -250,7 +251,7 @@ class LoaderImpl final : public Loader {
                                      std::to_string(o_.world_size) + " (global batch " + std::to_string(per_step) +
                                      "): choose sizes whose product divides it");
     }
-    TF_RETURN_IF_ERROR(CheckSourcesHoldRecords(o_.sources, state.snapshot));
+    if (!o_.follow) TF_RETURN_IF_ERROR(CheckSourcesHoldRecords(o_.sources, state.snapshot));
     StopThread();
     // Copies: the state's parts are about to be moved from.
     std::vector<std::vector<uint64_t>> saved_mixers;
@@ -319,6 +320,15 @@ class LoaderImpl final : public Loader {
     m.partition_lag = lag_;
     m.records_read = read_.first;
     m.bytes_read = read_.second;
+    // Read from the streams directly: while a reader waits, no step ends to
+    // update the figures above. The shards are not replaced while the
+    // prefetch thread runs (LoadState stops it first, on this thread).
+    for (const Shard& shard : shards_) {
+      for (const auto& s : shard.streams) {
+        m.append_wait_seconds_total += s->append_wait_seconds();
+        m.waiting_for_appends = m.waiting_for_appends || s->waiting_for_appends();
+      }
+    }
     m.epochs_completed = epochs_completed_;
     return m;
   }
@@ -373,6 +383,8 @@ class LoaderImpl final : public Loader {
     c.shuffle = o_.shuffle;
     c.seed = o_.seed;
     c.epochs = o_.epochs;
+    c.follow = o_.follow;
+    c.follow_timeout = std::chrono::milliseconds(o_.follow_timeout_ms);
     c.bos = o_.bos_id;
     c.eos = o_.eos_id;
     c.topic = topic_config_;
@@ -588,6 +600,10 @@ Status ValidateLoaderOptions(const LoaderOptions& o) {
   TF_RETURN_IF_ERROR(range("block_records", o.block_records));
   TF_RETURN_IF_ERROR(range("window_blocks", o.window_blocks));
   TF_RETURN_IF_ERROR(range("shards", o.shards));
+  TF_RETURN_IF_ERROR(range("follow_timeout_ms", o.follow_timeout_ms));
+  if (o.follow && o.epochs != 0) {
+    return bad("follow=true needs epochs=0: a live topic has no end to make passes over");
+  }
   if (o.shards > 1) {
     if (o.epochs != 0) {
       return bad("shards=" + std::to_string(o.shards) + " needs epochs=0: a rank reads only its shards, so it "

@@ -42,6 +42,7 @@ LoaderSettings SettingsOf(const LoaderOptions& o, const std::vector<uint32_t>& b
   // Named only when sharded, so that an unsharded state of an earlier
   // version keeps its fingerprint.
   if (o.shards > 1) s.emplace_back("shards", std::to_string(o.shards));
+  if (o.follow) s.emplace_back("follow", "1");
   double total = 0;
   for (const auto& src : o.sources) total += src.weight;
   for (size_t i = 0; i < o.sources.size(); ++i) {

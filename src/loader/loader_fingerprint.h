@@ -23,7 +23,7 @@ using LoaderSettings = std::vector<std::pair<std::string, std::string>>;
 // What a refused state is told must be the same.
 inline constexpr const char* kCheckedSettings =
     "the sources and their weights (as proportions), seq_len, seed, shuffle, block_records, window_blocks, "
-    "epochs, shards, pack, bos_id, eos_id, pad_id, cross_document_labels and ignore_index";
+    "epochs, shards, follow, pack, bos_id, eos_id, pad_id, cross_document_labels and ignore_index";
 
 // The settings of `options`, with `block_records` the block size each source
 // is read with (the option, or its transport's default). Weights count as

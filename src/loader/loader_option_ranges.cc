@@ -19,6 +19,7 @@ constexpr NamedRange kRanges[] = {
     {"block_records", {0, uint64_t{1} << 24}},
     {"window_blocks", {1, uint64_t{1} << 16}},
     {"shards", {1, uint64_t{1} << 16}},
+    {"follow_timeout_ms", {1, uint64_t{24} * 3600 * 1000}},
     {"prefetch_batches", {1, 1024}},
     {"memory_budget_bytes", {1, uint64_t{1} << 50}},
     {"kafka_timeout_ms", {1, uint64_t{24} * 3600 * 1000}},

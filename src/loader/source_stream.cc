@@ -20,13 +20,19 @@ Result<std::unique_ptr<SourceStream>> SourceStream::Open(SourceConfig config) {
   s->cheap_snapshot_check_ = hints.cheap_snapshot_check;
   s->blocks_ = MakeBlocks(c.partitions, c.block_records);
   s->windows_per_epoch_ = (s->blocks_.size() + c.window_blocks - 1) / c.window_blocks;
+  if (c.follow) {
+    if (c.epochs != 0 || c.partitions.empty() || c.block_records == 0) {
+      return Status::InvalidArgument(c.uri + ": following a topic needs epochs=0 and a partition");
+    }
+    s->windows_per_epoch_ = UINT64_MAX;  // one endless pass, never a new epoch
+  }
   if (c.shards > 1) {
     if (c.epochs != 0 || c.shard >= c.shards) {
       return Status::InvalidArgument("shard " + std::to_string(c.shard) + " of " + std::to_string(c.shards) +
                                      " of " + c.uri + ": a sharded stream is endless (epochs=0)");
     }
     // A shard's windows run on across epochs: it never starts a new one.
-    s->windows_per_epoch_ = s->blocks_.empty() ? 0 : UINT64_MAX;
+    s->windows_per_epoch_ = s->blocks_.empty() && !c.follow ? 0 : UINT64_MAX;
   }
   for (uint32_t p = 0; p < c.partitions.size(); ++p) {
     TF_ASSIGN_OR_RETURN(auto cursor, topic::OpenPartitionCursor(c.uri, PartitionId(p), c.topic));
@@ -80,7 +86,10 @@ Result<bool> SourceStream::Ready() {
       return false;
     }
     // A shard visits every block within a few passes' worth of windows.
-    const uint64_t proof = sharded() ? 4 * (blocks_.size() + 1) * config_.shards : windows_per_epoch_;
+    // Following, data may yet come: each window waits for it instead.
+    const uint64_t proof = config_.follow ? UINT64_MAX
+                           : sharded()    ? 4 * (blocks_.size() + 1) * config_.shards
+                                          : windows_per_epoch_;
     if (windows_per_epoch_ == 0 || windows_passed > proof) return no_token();
     if (pos_.window >= windows_per_epoch_) {
       pos_ = {pos_.epoch + 1, 0, 0, 0};
@@ -178,10 +187,11 @@ const SourceStream::EpochPlan& SourceStream::Plan(uint64_t epoch) {
 }
 
 std::vector<SourceStream::BlockRead> SourceStream::WindowReads(uint64_t epoch, uint64_t window) {
+  if (config_.follow) return FollowWindowReads(window);
   if (sharded()) return ShardWindowReads(window);
   const EpochPlan& plan = Plan(epoch);
   std::vector<BlockRead> reads;
-  for (uint32_t index : WindowReadingOrder(plan.order, window)) reads.push_back({index, plan.read_end[index]});
+  for (uint32_t index : WindowReadingOrder(plan.order, window)) reads.push_back({blocks_[index], plan.read_end[index]});
   return reads;
 }
 
@@ -193,18 +203,69 @@ std::vector<SourceStream::BlockRead> SourceStream::ShardWindowReads(uint64_t win
     // Position g of the endless sequence: epoch g / n, block g % n of its order.
     const uint64_t g = (window * c.window_blocks + i) * c.shards + c.shard;
     const uint32_t index = Plan(g / n).order[g % n];
-    reads.push_back({index, blocks_[index].offset + blocks_[index].count});
+    reads.push_back({blocks_[index], blocks_[index].offset + blocks_[index].count});
   }
-  if (c.shuffle) {  // read in storage order; the documents are permuted after
+  return ChainRuns(std::move(reads));
+}
+
+std::vector<SourceStream::BlockRead> SourceStream::FollowWindowReads(uint64_t window) const {
+  const SourceConfig& c = config_;
+  const uint64_t parts = c.partitions.size();
+  std::vector<BlockRead> reads;
+  for (uint64_t i = 0; i < c.window_blocks; ++i) {
+    const uint64_t g = (window * c.window_blocks + i) * c.shards + c.shard;
+    const uint32_t p = static_cast<uint32_t>(g % parts);
+    const uint64_t offset = c.partitions[p].start + (g / parts) * c.block_records;
+    reads.push_back({Block{p, offset, c.block_records}, offset + c.block_records});
+  }
+  return ChainRuns(std::move(reads));
+}
+
+Status SourceStream::WaitForBlock(topic::PartitionCursor& cursor, const Block& block) {
+  const uint64_t end = block.offset + block.count;
+  TF_ASSIGN_OR_RETURN(Offset now, cursor.EndOffset());
+  if (now.value() >= end) return Status::OK();
+  const auto started = std::chrono::steady_clock::now();
+  waiting_.fetch_add(1, std::memory_order_relaxed);
+  Status result = Status::OK();
+  auto wait = std::chrono::milliseconds(20);
+  while (true) {
+    const auto waited = std::chrono::steady_clock::now() - started;
+    if (waited >= config_.follow_timeout) {
+      result = Status::TimedOut(
+          config_.uri + " partition " + std::to_string(block.partition) + ": no record appended up to offset " +
+          std::to_string(end) + " (the end is " + ToString(now) + ") within " +
+          std::to_string(config_.follow_timeout.count()) + " ms of following it (follow_timeout_ms)");
+      break;
+    }
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(wait, config_.follow_timeout - waited));
+    wait = std::min(wait * 2, std::chrono::milliseconds(500));
+    auto checked = cursor.EndOffset();
+    if (!checked.ok()) {
+      result = checked.status();
+      break;
+    }
+    now = *checked;
+    if (now.value() >= end) break;
+  }
+  append_wait_us_.fetch_add(static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                                      std::chrono::steady_clock::now() - started)
+                                                      .count()),
+                            std::memory_order_relaxed);
+  waiting_.fetch_sub(1, std::memory_order_relaxed);
+  return result;
+}
+
+std::vector<SourceStream::BlockRead> SourceStream::ChainRuns(std::vector<BlockRead> reads) const {
+  if (config_.shuffle) {  // read in storage order; the documents are permuted after
     std::stable_sort(reads.begin(), reads.end(), [&](const BlockRead& a, const BlockRead& b) {
-      return std::tie(blocks_[a.block].partition, blocks_[a.block].offset) <
-             std::tie(blocks_[b.block].partition, blocks_[b.block].offset);
+      return std::tie(a.block.partition, a.block.offset) < std::tie(b.block.partition, b.block.offset);
     });
   }
   // Adjacent blocks of one partition are one run for the cursor.
   for (size_t i = reads.size(); i-- > 1;) {
-    const Block& a = blocks_[reads[i - 1].block];
-    const Block& b = blocks_[reads[i].block];
+    const Block& a = reads[i - 1].block;
+    const Block& b = reads[i].block;
     if (a.partition == b.partition && b.offset == a.offset + a.count) reads[i - 1].read_end = reads[i].read_end;
   }
   return reads;
@@ -219,8 +280,9 @@ Status SourceStream::ReadBlocks(uint32_t partition, const std::vector<BlockRead>
   std::vector<StoredDoc>& stored = w->stored[partition];
   std::vector<std::shared_ptr<const void>>& owners = w->owners[partition];
   for (const BlockRead& read : blocks) {
-    const Block& b = blocks_[read.block];
+    const Block& b = read.block;
     const Offset end(b.offset + b.count);
+    if (c.follow) TF_RETURN_IF_ERROR(WaitForBlock(cursor, b));
     if (cursor.position() != Offset(b.offset)) TF_RETURN_IF_ERROR(cursor.Seek(Offset(b.offset)));
     TF_RETURN_IF_ERROR(cursor.SetReadEnd(Offset(read.read_end)));
     // A block is a range of offsets. On a Kafka topic written in
@@ -313,7 +375,7 @@ void SourceStream::ReadWindowOrThrow(uint64_t epoch, uint64_t window, Window* w)
   std::vector<std::vector<BlockRead>> by_partition(cursors_.size());
   std::vector<std::pair<uint32_t, size_t>> slot_of_block;  // partition, index among its blocks
   for (const BlockRead& read : reading) {
-    const Block& b = blocks_[read.block];
+    const Block& b = read.block;
     slot_of_block.emplace_back(b.partition, by_partition[b.partition].size());
     by_partition[b.partition].push_back(read);
   }

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -46,6 +47,14 @@ struct SourceConfig {
   // a position's epoch is 0 and its window counts this shard's windows.
   uint32_t shard = 0;
   uint32_t shards = 1;
+  // Follow (docs/loader.md, "Live topics"): instead of the snapshot's
+  // epochs, one endless pass over the partitions as they grow, from the
+  // snapshot's starts: position g of the sequence is block g / P of
+  // partition g % P (P partitions), a complete block of block_records
+  // offsets, waited for until the partition's end passes it, for at most
+  // follow_timeout. Epochs must be 0; shards deal this sequence as above.
+  bool follow = false;
+  std::chrono::milliseconds follow_timeout{600000};
 };
 
 struct SourcePosition {
@@ -99,6 +108,10 @@ class SourceStream {
   // whole, the one read ahead included. Any thread.
   uint64_t records_read() const { return records_read_.load(std::memory_order_relaxed); }
   uint64_t bytes_read() const { return bytes_read_.load(std::memory_order_relaxed); }
+  // Following: time spent waiting for records not yet appended, and whether
+  // a reader waits now. Any thread.
+  double append_wait_seconds() const { return append_wait_us_.load(std::memory_order_relaxed) / 1e6; }
+  bool waiting_for_appends() const { return waiting_.load(std::memory_order_relaxed) > 0; }
 
  private:
   struct Doc {
@@ -153,7 +166,7 @@ class SourceStream {
   };
   // A block as a window reads it: where the cursor may stop fetching.
   struct BlockRead {
-    uint32_t block = 0;     // index into blocks_
+    Block block;
     uint64_t read_end = 0;  // the end of the run of adjacent blocks it starts or continues
   };
   // Appends the blocks' documents to w->arenas[partition] and
@@ -167,6 +180,14 @@ class SourceStream {
   // The blocks of a window in the order they are read.
   std::vector<uint32_t> WindowReadingOrder(const std::vector<uint32_t>& order, uint64_t window) const;
   std::vector<BlockRead> WindowReads(uint64_t epoch, uint64_t window);
+  // Sorts a window's blocks into reading order (shuffled: storage order) and
+  // gives adjacent ones of a partition one read end.
+  std::vector<BlockRead> ChainRuns(std::vector<BlockRead> reads) const;
+  // Following: the window's blocks of the growing partitions.
+  std::vector<BlockRead> FollowWindowReads(uint64_t window) const;
+  // Following: returns once the partition's end has passed `block`, or
+  // TimedOut after follow_timeout, naming the partition and the offset.
+  Status WaitForBlock(topic::PartitionCursor& cursor, const Block& block);
   // This shard's window: its blocks of the endless sequence of epochs.
   std::vector<BlockRead> ShardWindowReads(uint64_t window);
   bool sharded() const { return config_.shards > 1; }
@@ -193,6 +214,8 @@ class SourceStream {
   const Doc* cur_ = nullptr;
   uint32_t cur_len_ = 0;
   std::atomic<uint64_t> records_read_{0}, bytes_read_{0};  // added to by the thread that read a window
+  std::atomic<uint64_t> append_wait_us_{0};
+  std::atomic<int> waiting_{0};  // readers waiting for appends now
   std::vector<uint64_t> read_upto_;   // per partition: end of the last block read
   std::vector<uint64_t> topic_end_;   // per partition: the topic's end when last checked
 };

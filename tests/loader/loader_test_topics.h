@@ -52,6 +52,30 @@ inline std::string MakeTopic(const ScopedTempDir& dir, const std::string& name, 
   return uri;
 }
 
+// Appends documents [first_doc, first_doc + docs) to an existing topic of
+// MakeTopic's, document d to partition d % partitions, as one batch per partition.
+inline void AppendDocs(const std::string& uri, uint32_t partitions, uint32_t first_doc, uint32_t docs) {
+  auto topic = log::TopicDirectory::Open(uri);
+  ASSERT_TRUE(topic.ok()) << topic.status().ToString();
+  std::vector<log::BatchBuilder> batches(partitions);
+  std::string rec;
+  for (uint32_t d = first_doc; d < first_doc + docs; ++d) {
+    std::vector<uint32_t> ids(DocLen(d));
+    for (uint32_t i = 0; i < ids.size(); ++i) ids[i] = kStride * d + i;
+    record::RecordFields f;
+    f.source_path = "synthetic";
+    f.doc_seq = d;
+    ASSERT_TRUE(record::EncodeRecord(f, ids, &rec).ok());
+    batches[d % partitions].Add(rec);
+  }
+  for (uint32_t p = 0; p < partitions; ++p) {
+    auto w = (*topic)->OpenWriter(PartitionId(p));
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+    if (!batches[p].empty()) ASSERT_TRUE((*w)->Append(&batches[p]).ok());
+    ASSERT_TRUE((*w)->Close().ok());
+  }
+}
+
 inline LoaderOptions Opts(std::vector<LoaderSource> sources, uint32_t T, uint32_t B) {
   LoaderOptions o;
   o.sources = std::move(sources);
