@@ -218,3 +218,57 @@ def test_the_loader_reads_what_serve_wrote_and_resumes_exactly(kafka_broker):
     rest = [b["input_ids"] for b in again]
     assert len(rest) == len(whole) - 41
     assert all(g.equal(w) for g, w in zip(rest, whole[41:]))
+
+
+def test_following_serves_output_while_it_is_written(kafka_broker):
+    """follow=True over the token topic `serve` writes while raw text keeps arriving.
+
+    Documents come while the feeder still produces; a loader made later over
+    the same records gives the same batches, and a resumed one goes on
+    exactly."""
+    import threading
+
+    import tokenfeed
+    from test_serve import Instance, produce, raw_texts
+
+    raw, tokens = LocalKafka.new_topic("raw"), LocalKafka.new_topic("tokens")
+    create_topic(kafka_broker.bootstrap, raw, 2)
+    n = 1600
+    texts = raw_texts(n)
+    s = Instance(kafka_broker, raw, tokens, "f", "--max-transaction-messages", "50")
+    feeder = threading.Thread(target=produce, args=(kafka_broker.bootstrap, raw, texts, 2, 400.0))
+    try:
+        feeder.start()
+        uri = kafka_broker.uri(tokens)
+        opts = dict(seq_len=256, batch_size=2, pack=False, seed=5, block_records=32, window_blocks=2, epochs=0,
+                    follow=True, follow_timeout_ms=30000, kafka_timeout_ms=20000)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # serve creates the topic with its first transaction
+            if run("topics", uri, check=False).returncode == 0:
+                break
+            time.sleep(0.2)
+        ds = tokenfeed.TokenDataset(uri, **opts)
+        it = iter(ds)
+        batches, state_at_100, during_feed = [], None, 0
+        while len(batches) < 300 and time.monotonic() < deadline:
+            batches.append(docs_of(next(it)))
+            during_feed += feeder.is_alive()
+            if len(batches) == 100:
+                state_at_100 = json.loads(json.dumps(ds.state_dict()))
+        assert len(batches) == 300, "the live topic did not give 300 batches within 60 s"
+        assert during_feed > 0, "no batch came while the raw text was still arriving"
+        feeder.join(timeout=60)
+    finally:
+        s.stop()
+        s.kill()
+    tok = tokenfeed.Tokenizer.from_file(deepseek())
+    known = {tuple(tok.encode(json.loads(t)["text"] if t.startswith("{") else t, split_special_tokens=True))
+             for t in texts}
+    docs = [d for b in batches for d in b]
+    assert set(docs) <= known and len(set(docs)) == len(docs) == 600  # one pass: no document twice
+    later = iter(tokenfeed.TokenDataset(uri, **opts))
+    assert [docs_of(next(later)) for _ in range(300)] == batches
+    again = tokenfeed.TokenDataset(uri, **opts)
+    again.load_state_dict(state_at_100)
+    resumed = iter(again)
+    assert [docs_of(next(resumed)) for _ in range(200)] == batches[100:]
