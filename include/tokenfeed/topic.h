@@ -178,6 +178,10 @@ Result<TopicSummary> DescribeTopic(std::string_view uri, const TopicConfig& conf
 struct StoredRecordView {
   Offset offset;
   std::span<const uint8_t> bytes;
+  // When the record was appended, in milliseconds since the Unix epoch, as
+  // the transport knows it (the log: its batch's append time; Kafka: the
+  // record's timestamp); -1 when unknown.
+  int64_t append_time_ms = -1;
 };
 
 // Reads one partition from any offset.

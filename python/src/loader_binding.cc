@@ -261,6 +261,8 @@ class PyLoader {
     d["bytes_read"] = m.bytes_read;
     d["append_wait_seconds_total"] = m.append_wait_seconds_total;
     d["waiting_for_appends"] = m.waiting_for_appends;
+    d["freshness_p50_seconds"] = m.freshness_p50_seconds;
+    d["freshness_p99_seconds"] = m.freshness_p99_seconds;
     nb::list lag;
     for (const LoaderMetrics::PartitionLag& p : m.partition_lag) {
       nb::dict e;

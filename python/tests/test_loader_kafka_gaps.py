@@ -257,6 +257,8 @@ def test_following_serves_output_while_it_is_written(kafka_broker):
                 state_at_100 = json.loads(json.dumps(ds.state_dict()))
         assert len(batches) == 300, "the live topic did not give 300 batches within 60 s"
         assert during_feed > 0, "no batch came while the raw text was still arriving"
+        m = ds.metrics()
+        assert 0 < m["freshness_p50_seconds"] <= m["freshness_p99_seconds"] < 60, m
         feeder.join(timeout=60)
     finally:
         s.stop()

@@ -296,7 +296,9 @@ class TokenDataset(IterableDataset):
         ``ready_capacity`` prefetched; ``buffered_bytes``; ``records_read`` and
         ``bytes_read`` from the sources so far (windows read ahead included);
         ``append_wait_seconds_total`` and ``waiting_for_appends`` (``follow=True``:
-        time spent waiting for records not yet written, and whether it waits now); ``partition_lag``, a
+        time spent waiting for records not yet written, and whether it waits now;
+        ``freshness_p50_seconds`` and ``freshness_p99_seconds``, seconds from a
+        record's append to the step that carries it, over the last 4096 documents); ``partition_lag``, a
         list of ``{"uri", "partition", "records_behind"}``; ``epochs_completed``,
         passes per source in this round; ``ended_source``, the URI of the source
         that ended the stream (None before the end).

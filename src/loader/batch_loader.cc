@@ -320,6 +320,16 @@ class LoaderImpl final : public Loader {
     m.partition_lag = lag_;
     m.records_read = read_.first;
     m.bytes_read = read_.second;
+    if (!freshness_.empty()) {
+      std::vector<double> f = freshness_;
+      auto at = [&f](double q) {
+        const size_t k = std::min(f.size() - 1, static_cast<size_t>(q * static_cast<double>(f.size())));
+        std::nth_element(f.begin(), f.begin() + static_cast<long>(k), f.end());
+        return f[k];
+      };
+      m.freshness_p50_seconds = at(0.5);
+      m.freshness_p99_seconds = at(0.99);
+    }
     // Read from the streams directly: while a reader waits, no step ends to
     // update the figures above. The shards are not replaced while the
     // prefetch thread runs (LoadState stops it first, on this thread).
@@ -446,6 +456,7 @@ class LoaderImpl final : public Loader {
       lag_.clear();
       epochs_completed_.clear();
       uint64_t bytes = 0, records_read = 0, bytes_read = 0;
+      std::vector<double> fresh;
       for (const Shard& shard : shards_) {
         for (const auto& s : shard.streams) {
           const std::vector<uint64_t> behind = s->Lag();
@@ -453,6 +464,18 @@ class LoaderImpl final : public Loader {
           bytes += s->buffered_bytes();
           records_read += s->records_read();
           bytes_read += s->bytes_read();
+          if (o_.follow) {
+            fresh.clear();
+            s->TakeFreshness(&fresh);
+            for (double f : fresh) {
+              if (freshness_.size() < kFreshnessSamples) {
+                freshness_.push_back(f);
+              } else {
+                freshness_[freshness_next_] = f;
+              }
+              freshness_next_ = (freshness_next_ + 1) % kFreshnessSamples;
+            }
+          }
         }
       }
       read_ = {records_read, bytes_read};
@@ -558,6 +581,9 @@ class LoaderImpl final : public Loader {
   std::vector<LoaderMetrics::PartitionLag> lag_;
   std::vector<uint64_t> epochs_completed_;
   std::pair<uint64_t, uint64_t> read_{0, 0};  // records and bytes read, under lag_mu_
+  static constexpr size_t kFreshnessSamples = 4096;
+  std::vector<double> freshness_;  // the last kFreshnessSamples, a ring, under lag_mu_
+  size_t freshness_next_ = 0;
 
   std::string state_;
   std::optional<Status> terminal_;  // set once Next() saw the end or an error

@@ -119,6 +119,11 @@ Result<bool> SourceStream::Ready() {
 void SourceStream::Advance(uint32_t n) {
   pos_.token += n;
   if (pos_.token >= cur_len_) {
+    if (config_.follow && cur_->append_ms > 0 && freshness_.size() < 65536) {
+      const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::system_clock::now().time_since_epoch());
+      freshness_.push_back(static_cast<double>(now.count() - cur_->append_ms) / 1000.0);
+    }
     ++pos_.doc;
     pos_.token = 0;
     if (pos_.doc < cur_window_.order.size()) SelectDoc();
@@ -322,14 +327,14 @@ Status SourceStream::ReadBlocks(uint32_t partition, const std::vector<BlockRead>
         if (owner != nullptr) {
           // Bytes that stay readable while the window holds their owner (a
           // memory-mapped segment): the document points at them, no copy.
-          stored.push_back({0, reinterpret_cast<const uint8_t*>(view->ids().data()), count, width});
+          stored.push_back({0, reinterpret_cast<const uint8_t*>(view->ids().data()), count, width, r.append_time_ms});
         } else {
           // Keep the ids 4-aligned in the arena, as the record had them.
           const size_t at_byte = (arena.size() + 3) & ~size_t{3};
           arena.insert(arena.end(), at_byte - arena.size(), '\0');
           const char* ids = reinterpret_cast<const char*>(view->ids().data());
           arena.insert(arena.end(), ids, ids + size_t{count} * width);
-          stored.push_back({at_byte, nullptr, count, width});
+          stored.push_back({at_byte, nullptr, count, width, r.append_time_ms});
         }
         ++docs;
       }
@@ -441,7 +446,7 @@ void SourceStream::ReadWindowOrThrow(uint64_t epoch, uint64_t window, Window* w)
     const uint8_t* arena = reinterpret_cast<const uint8_t*>(w->arenas[p].data());
     for (size_t d = from; d < from + count; ++d) {
       const StoredDoc& sd = w->stored[p][d];
-      w->docs.push_back({sd.direct != nullptr ? sd.direct : arena + sd.ids_at, sd.count, sd.width});
+      w->docs.push_back({sd.direct != nullptr ? sd.direct : arena + sd.ids_at, sd.count, sd.width, sd.append_ms});
     }
   }
   // A shard's windows have keys of their own: epochs never reach 2^63.

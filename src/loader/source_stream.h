@@ -108,6 +108,13 @@ class SourceStream {
   // whole, the one read ahead included. Any thread.
   uint64_t records_read() const { return records_read_.load(std::memory_order_relaxed); }
   uint64_t bytes_read() const { return bytes_read_.load(std::memory_order_relaxed); }
+  // Following: for each document finished since the last call (placed
+  // whole in the steps built so far), the seconds from its record's append
+  // time to then, appended to *out. Prefetch thread only.
+  void TakeFreshness(std::vector<double>* out) {
+    out->insert(out->end(), freshness_.begin(), freshness_.end());
+    freshness_.clear();
+  }
   // Following: time spent waiting for records not yet appended, and whether
   // a reader waits now. Any thread.
   double append_wait_seconds() const { return append_wait_us_.load(std::memory_order_relaxed) / 1e6; }
@@ -118,6 +125,7 @@ class SourceStream {
     const uint8_t* ids;  // into one of the window's arenas
     uint32_t count;      // stored ids
     uint8_t width;       // 2 or 4
+    int64_t append_ms;   // the record's append time (-1: unknown)
   };
   // Where a partition's reader put a document: an offset into the
   // partition's arena, which may still grow while it reads, or the record's
@@ -127,6 +135,7 @@ class SourceStream {
     const uint8_t* direct;  // null: in the arena
     uint32_t count;
     uint8_t width;
+    int64_t append_ms;
   };
   // One window's records, in memory. Ids read in place from a memory-mapped
   // segment are not copied: the window holds the maps (owners) and the
@@ -216,6 +225,7 @@ class SourceStream {
   std::atomic<uint64_t> records_read_{0}, bytes_read_{0};  // added to by the thread that read a window
   std::atomic<uint64_t> append_wait_us_{0};
   std::atomic<int> waiting_{0};  // readers waiting for appends now
+  std::vector<double> freshness_;  // following: seconds, documents finished since TakeFreshness
   std::vector<uint64_t> read_upto_;   // per partition: end of the last block read
   std::vector<uint64_t> topic_end_;   // per partition: the topic's end when last checked
 };

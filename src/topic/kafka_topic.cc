@@ -361,7 +361,7 @@ class KafkaPartitionCursor final : public PartitionCursor {
         position_ = before;
         break;
       }
-      views_.push_back({at, AsBytes(batch_[taken_].value)});
+      views_.push_back({at, AsBytes(batch_[taken_].value), batch_[taken_].timestamp_ms});
       position_ = at + 1;
       ++taken_;
     }

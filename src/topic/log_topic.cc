@@ -135,7 +135,7 @@ class LogPartitionCursor final : public PartitionCursor {
     // block often ends long before its batch does.
     for (; next_ != batch_.end() && records_.size() < max_records; ++next_, ++handed_) {
       const log::LogRecord r = *next_;
-      records_.push_back({r.offset, r.bytes});
+      records_.push_back({r.offset, r.bytes, batch_.append_time_unix_ms()});
     }
     return std::span<const StoredRecordView>(records_);
   }
