@@ -52,7 +52,7 @@ run_asan() {
 # The components with threads of their own: the loader's prefetch, the log's
 # readers beside its writer, the tokenizer's batch encoding, the document
 # readers, the serve metrics server.
-tsan_targets=(loader_test loader_unit_test base_test log_test log_tail_follow_test topic_test tokenizer_test text_test serve_unit_test)
+tsan_targets=(loader_test sharded_loader_test follow_loader_test loader_unit_test base_test log_test log_tail_follow_test topic_test tokenizer_test text_test serve_unit_test)
 
 run_tsan() {
   local started=$SECONDS
@@ -60,7 +60,7 @@ run_tsan() {
   cmake --build --preset tsan -j "$jobs" --target "${tsan_targets[@]}"
   TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" \
     ctest --preset tsan -j "$jobs" --timeout 900 -LE '^kafka(-cluster)?$' \
-      -R '^(Loader|Prefetcher|ThreadGuard|SourceSet|Partition|Topic|Segment|SmallSegments|Tail|LogCursor|RegexMatcher|FastMatchers|Tokenizer|EncodeBatch|DocumentReader|ByteSource|LineWindow|MetricsHttp|ServeMetrics|RawMessage)'
+      -R '^(Loader|ShardedLoader|FollowLoader|Prefetcher|ThreadGuard|SourceSet|Partition|Topic|Segment|SmallSegments|Tail|LogCursor|RegexMatcher|FastMatchers|Tokenizer|EncodeBatch|DocumentReader|ByteSource|LineWindow|MetricsHttp|ServeMetrics|RawMessage)'
   echo "sanitize: tsan passed in $((SECONDS - started)) s"
 }
 

@@ -64,6 +64,20 @@ class Cluster(LocalKafka):
         return md.partitions[partition].leader
 
 
+def three_node_cluster(tmp_path_factory, name: str):
+    """A module fixture's body: a private three-node Cluster, cleaned up after (skips without Java)."""
+    import shutil
+    if shutil.which("java") is None and not os.environ.get("TOKENFEED_KAFKA_JAVA"):
+        from conftest import missing
+        missing("no java binary: the Kafka tests need Java 17 to run a broker")
+    c = Cluster(tmp_path_factory.mktemp(name) / "state", os.environ.get("TOKENFEED_EO_HEAP", "256m"))
+    try:
+        c.start(3)
+        yield c
+    finally:
+        c.clean()
+
+
 class Feeder(threading.Thread):
     """Produces document n = 0, 1, 2, ... at `rate` per second, round-robin over
     the raw partitions, until stopped or `limit` documents. Acknowledged

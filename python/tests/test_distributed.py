@@ -26,6 +26,23 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def run_with_kills(args: list[str], rng: random.Random, pause: tuple[float, float]) -> int:
+    """Runs resume_worker.py with `args`, SIGKILLing it after a random pause up to 7 times, until it
+    finishes; returns how many times it was killed (it must finish on the last try)."""
+    kills = 0
+    for attempt in range(8):
+        p = subprocess.Popen([sys.executable, str(HERE / "resume_worker.py"), *args])
+        if attempt < 7:
+            time.sleep(rng.uniform(*pause))
+            if p.poll() is None:
+                p.send_signal(signal.SIGKILL)
+                kills += 1
+        p.wait(timeout=300)
+        if p.returncode == 0:
+            return kills
+    raise AssertionError(f"resume_worker.py {args} did not finish in 8 tries")
+
+
 @pytest.fixture(scope="module")
 def topic(tmp_path_factory):
     return make_topic(tmp_path_factory.mktemp("dist"), "t", docs=2500)
@@ -102,18 +119,7 @@ def test_sharded_ranks_killed_and_resumed_each_from_its_own_state(topic, tmp_pat
         assert len(want) == 600
         work = tmp_path / f"work{rank}"
         work.mkdir()
-        kills = 0
-        for attempt in range(8):
-            p = subprocess.Popen([sys.executable, str(HERE / "resume_worker.py"), topic, str(work), *args[2:]])
-            if attempt < 7:
-                time.sleep(rng.uniform(0.4, 1.2))
-                if p.poll() is None:
-                    p.send_signal(signal.SIGKILL)
-                    kills += 1
-            p.wait(timeout=300)
-            if p.returncode == 0:
-                break
-        assert p.returncode == 0 and kills > 0
+        assert run_with_kills([topic, str(work), *args[2:]], rng, (0.4, 1.2)) > 0
         seen: dict[str, str] = {}
         for step, digest in (line.split() for line in (work / "log.txt").read_text().splitlines()):
             assert seen.setdefault(step, digest) == digest, f"rank {rank}: step {step} differs after a restart"
@@ -128,19 +134,7 @@ def test_sigkill_and_resume_gives_the_uninterrupted_batches(topic, tmp_path):
     assert len(want) > 50
     work = tmp_path / "work"
     work.mkdir()
-    rng = random.Random(3)
-    kills = 0
-    for attempt in range(8):
-        p = subprocess.Popen([sys.executable, str(HERE / "resume_worker.py"), topic, str(work)])
-        if attempt < 7:
-            time.sleep(rng.uniform(0.3, 1.5))
-            if p.poll() is None:
-                p.send_signal(signal.SIGKILL)
-                kills += 1
-        p.wait(timeout=300)
-        if p.returncode == 0:
-            break
-    assert p.returncode == 0 and kills > 0
+    assert run_with_kills([topic, str(work)], random.Random(3), (0.3, 1.5)) > 0
     seen: dict[int, str] = {}
     for line in (work / "log.txt").read_text().splitlines():
         step, digest = line.split()

@@ -9,14 +9,12 @@ its Kafka timeout, never hangs.
 
 from __future__ import annotations
 
-import os
-import shutil
 import time
 
 import pytest
 
 from cli_helpers import deepseek, run, write_jsonl
-from exactly_once_checker import Cluster
+from exactly_once_checker import three_node_cluster
 from kafka_helpers import LocalKafka, create_topic
 
 pytestmark = [pytest.mark.kafka, pytest.mark.kafka_cluster]
@@ -24,15 +22,7 @@ pytestmark = [pytest.mark.kafka, pytest.mark.kafka_cluster]
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    if shutil.which("java") is None and not os.environ.get("TOKENFEED_KAFKA_JAVA"):
-        from conftest import missing
-        missing("no java binary: the Kafka tests need Java 17 to run a broker")
-    c = Cluster(tmp_path_factory.mktemp("failover-cluster") / "state", os.environ.get("TOKENFEED_EO_HEAP", "256m"))
-    try:
-        c.start(3)
-        yield c
-    finally:
-        c.clean()
+    yield from three_node_cluster(tmp_path_factory, "failover-cluster")
 
 
 @pytest.fixture(scope="module")

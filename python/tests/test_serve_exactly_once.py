@@ -26,8 +26,8 @@ import time
 import pytest
 
 from cli_helpers import cli, deepseek, records
-from exactly_once_checker import Cluster, Feeder, Nemesis, Report, ServeInstance, Supervisor, analyse, check, \
-    committed_offsets, document_text, schedule
+from exactly_once_checker import Feeder, Nemesis, Report, ServeInstance, Supervisor, analyse, check, \
+    committed_offsets, document_text, schedule, three_node_cluster
 from kafka_helpers import LocalKafka, confluent, create_topic
 
 FAULTS = int(os.environ.get("TOKENFEED_EO_FAULTS", "4"))
@@ -39,16 +39,7 @@ RAW_PARTITIONS, OUT_PARTITIONS = 4, 2
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    import shutil
-    if shutil.which("java") is None and not os.environ.get("TOKENFEED_KAFKA_JAVA"):
-        from conftest import missing
-        missing("no java binary: the Kafka tests need Java 17 to run a broker")
-    c = Cluster(tmp_path_factory.mktemp("eo-cluster") / "state", os.environ.get("TOKENFEED_EO_HEAP", "256m"))
-    try:
-        c.start(3)
-        yield c
-    finally:
-        c.clean()
+    yield from three_node_cluster(tmp_path_factory, "eo-cluster")
 
 
 @pytest.mark.kafka

@@ -23,15 +23,9 @@ namespace tokenfeed {
 inline constexpr uint32_t kStride = 1000;
 inline uint32_t DocLen(uint32_t d) { return 1 + d % 37; }
 
-inline std::string MakeTopic(const ScopedTempDir& dir, const std::string& name, uint32_t partitions, uint32_t docs,
-                      uint32_t first_doc = 0) {
-  std::string uri = "log:" + dir.Join(name);
-  log::TopicOptions to;
-  to.partitions = partitions;
-  auto topic = log::TopicDirectory::Create(uri, to);
-  EXPECT_TRUE(topic.ok()) << topic.status().ToString();
-  std::vector<std::unique_ptr<log::PartitionWriter>> writers;
-  for (uint32_t p = 0; p < partitions; ++p) writers.push_back(std::move((*topic)->OpenWriter(PartitionId(p))).value());
+// Documents [first_doc, first_doc + docs) as records, document d in the
+// batch of partition d % partitions.
+inline std::vector<log::BatchBuilder> DocBatches(uint32_t partitions, uint32_t first_doc, uint32_t docs) {
   std::vector<log::BatchBuilder> batches(partitions);
   std::string rec;
   for (uint32_t d = first_doc; d < first_doc + docs; ++d) {
@@ -43,12 +37,29 @@ inline std::string MakeTopic(const ScopedTempDir& dir, const std::string& name, 
     EXPECT_TRUE(record::EncodeRecord(f, ids, &rec).ok());
     batches[d % partitions].Add(rec);
   }
-  for (uint32_t p = 0; p < partitions; ++p) {
-    if (!batches[p].empty()) {
-      EXPECT_TRUE(writers[p]->Append(&batches[p]).ok());
-    }
-    EXPECT_TRUE(writers[p]->Close().ok());
+  return batches;
+}
+
+// Appends each partition's batch (if any) to `topic` and closes its writer.
+inline void WriteBatches(log::TopicDirectory& topic, std::vector<log::BatchBuilder>& batches) {
+  for (uint32_t p = 0; p < batches.size(); ++p) {
+    auto w = topic.OpenWriter(PartitionId(p));
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+    if (!batches[p].empty()) EXPECT_TRUE((*w)->Append(&batches[p]).ok());
+    EXPECT_TRUE((*w)->Close().ok());
   }
+}
+
+inline std::string MakeTopic(const ScopedTempDir& dir, const std::string& name, uint32_t partitions, uint32_t docs,
+                             uint32_t first_doc = 0) {
+  std::string uri = "log:" + dir.Join(name);
+  log::TopicOptions to;
+  to.partitions = partitions;
+  auto topic = log::TopicDirectory::Create(uri, to);
+  EXPECT_TRUE(topic.ok()) << topic.status().ToString();
+  if (!topic.ok()) return uri;
+  std::vector<log::BatchBuilder> batches = DocBatches(partitions, first_doc, docs);
+  WriteBatches(**topic, batches);
   return uri;
 }
 
@@ -57,23 +68,8 @@ inline std::string MakeTopic(const ScopedTempDir& dir, const std::string& name, 
 inline void AppendDocs(const std::string& uri, uint32_t partitions, uint32_t first_doc, uint32_t docs) {
   auto topic = log::TopicDirectory::Open(uri);
   ASSERT_TRUE(topic.ok()) << topic.status().ToString();
-  std::vector<log::BatchBuilder> batches(partitions);
-  std::string rec;
-  for (uint32_t d = first_doc; d < first_doc + docs; ++d) {
-    std::vector<uint32_t> ids(DocLen(d));
-    for (uint32_t i = 0; i < ids.size(); ++i) ids[i] = kStride * d + i;
-    record::RecordFields f;
-    f.source_path = "synthetic";
-    f.doc_seq = d;
-    ASSERT_TRUE(record::EncodeRecord(f, ids, &rec).ok());
-    batches[d % partitions].Add(rec);
-  }
-  for (uint32_t p = 0; p < partitions; ++p) {
-    auto w = (*topic)->OpenWriter(PartitionId(p));
-    ASSERT_TRUE(w.ok()) << w.status().ToString();
-    if (!batches[p].empty()) ASSERT_TRUE((*w)->Append(&batches[p]).ok());
-    ASSERT_TRUE((*w)->Close().ok());
-  }
+  std::vector<log::BatchBuilder> batches = DocBatches(partitions, first_doc, docs);
+  WriteBatches(**topic, batches);
 }
 
 inline LoaderOptions Opts(std::vector<LoaderSource> sources, uint32_t T, uint32_t B) {
