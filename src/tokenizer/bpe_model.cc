@@ -87,6 +87,13 @@ inline int32_t MinKey(const int32_t* keys, size_t n) {
 #endif
 }
 
+// The length of the UTF-8 sequence that lead byte `b` starts, at most
+// `left` (the text is valid UTF-8; the bound keeps a bad byte in range).
+inline size_t Utf8SequenceLength(unsigned char b, size_t left) {
+  const size_t len = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+  return len < left ? len : left;
+}
+
 bool HeapLess(const BpeScratch::HeapEntry& a, const BpeScratch::HeapEntry& b) {
   // std::push_heap builds a max-heap: "less" means "merged later".
   if (a.rank != b.rank) return a.rank > b.rank;
@@ -117,13 +124,20 @@ Result<BpeModel> BpeModel::Build(const BpeSpec& spec) {
     m.text_offsets_[id] = {static_cast<uint32_t>(m.text_arena_.size()), static_cast<uint32_t>(text.size())};
     m.text_arena_.append(text);
     m.text_index_.Insert(text, id);
+    if (!spec.byte_level) {
+      m.bytes_offsets_[id] = m.text_offsets_[id];
+      m.bytes_index_.Insert(text, id);
+      continue;
+    }
     bool in_alphabet = TextToBytes(text, &bytes);
     const std::string& decoded = in_alphabet ? bytes : text;
     m.bytes_offsets_[id] = {static_cast<uint32_t>(m.bytes_arena_.size()), static_cast<uint32_t>(decoded.size())};
     m.bytes_arena_.append(decoded);
     if (in_alphabet) m.bytes_index_.Insert(bytes, id);
   }
+  if (!spec.byte_level) m.bytes_arena_ = m.text_arena_;
   m.vocab_size_ = m.text_index_.size();
+  m.byte_level_ = spec.byte_level;
 
   m.continuing_subword_prefix_ = spec.continuing_subword_prefix;
   m.end_of_word_suffix_ = spec.end_of_word_suffix;
@@ -139,8 +153,14 @@ Result<BpeModel> BpeModel::Build(const BpeSpec& spec) {
   }
 
   m.simple_bytes_ = m.continuing_subword_prefix_.empty() && m.end_of_word_suffix_.empty();
+  if (!m.byte_level_) m.simple_bytes_ = false;
   for (int b = 0; b < 256; ++b) {
-    auto id = m.text_index_.Find(AlphabetChar(static_cast<unsigned char>(b)));
+    std::optional<uint32_t> id;
+    if (m.byte_level_) {
+      id = m.text_index_.Find(AlphabetChar(static_cast<unsigned char>(b)));
+    } else if (b < 0x80) {
+      id = m.text_index_.Find(std::string(1, static_cast<char>(b)));
+    }
     m.byte_ids_[b] = id ? int64_t{*id} : -1;
     if (!id) m.simple_bytes_ = false;
     char name[8];
@@ -179,6 +199,8 @@ Result<BpeModel> BpeModel::Build(const BpeSpec& spec) {
     m.char_level_ = CharLevelBpe::Build(rules, m.merges_, m.byte_ids_, limit,
                                         [&m](uint32_t id) { return m.DecodedBytes(id); });
     m.boundaries_ = MergeBoundaries::Build(rules, [&m](uint32_t id) { return m.DecodedBytes(id); });
+  } else if (!m.byte_level_ && m.CharBoundariesAreExact(rules)) {
+    m.boundaries_ = MergeBoundaries::Build(rules, [&m](uint32_t id) { return m.DecodedBytes(id); });
   }
   return m;
 }
@@ -202,9 +224,92 @@ size_t BpeModel::memory_bytes() const {
          bytes_arena_.capacity() + (text_offsets_.capacity() + bytes_offsets_.capacity()) * 8;
 }
 
+// MergeBoundaries reads a character-level rule's operands as the
+// characters they spell, which is what they stand for when every initial
+// symbol is one character's own token. Cutting a piece is then exact unless
+// a character can start as something else that a rule or a neighbour could
+// see: a <0xNN> token that is an operand of a rule, or the unknown token,
+// which joins its neighbours when fused (and, as in the reference, is put
+// after byte-fallback tokens that follow it). Prefixes and suffixes depend
+// on where a piece starts and ends, so they rule cutting out too.
+bool BpeModel::CharBoundariesAreExact(const std::vector<MergeTable::Rule>& rules) const {
+  if (!continuing_subword_prefix_.empty() || !end_of_word_suffix_.empty()) return false;
+  bool all_fallback = byte_fallback_;
+  for (int b = 0; b < 256; ++b) all_fallback = all_fallback && byte_fallback_ids_[b] >= 0;
+  if (unk_id_ && !all_fallback) return false;
+  std::vector<uint8_t> special(id_limit(), 0);
+  for (int b = 0; b < 256; ++b) {
+    if (byte_fallback_ids_[b] >= 0) special[static_cast<size_t>(byte_fallback_ids_[b])] = 1;
+  }
+  if (unk_id_) special[*unk_id_] = 1;
+  for (const MergeTable::Rule& r : rules) {
+    if (special[r.left] || special[r.right]) return false;
+  }
+  return true;
+}
+
+// The reference's merge_word for a character-level vocabulary: each
+// character (with the prefix unless first, the suffix if last) is a token of
+// its own, else its bytes' <0xNN> tokens, else the unknown token (one for a
+// run when fuse_unk), else nothing.
+// HOT PATH for character-level models: every word-cache miss starts here.
+void BpeModel::InitialCharSymbols(std::string_view piece, std::vector<uint32_t>* symbols) const {
+  const auto* p = reinterpret_cast<const unsigned char*>(piece.data());
+  const size_t n = piece.size();
+  const bool plain = continuing_subword_prefix_.empty() && end_of_word_suffix_.empty();
+  bool pending_unk = false;
+  std::string decorated;
+  size_t i = 0;
+  while (i < n) {
+    const size_t len = Utf8SequenceLength(p[i], n - i);
+    std::optional<uint32_t> id;
+    std::string_view s(piece.data() + i, len);
+    if (plain) {
+      if (len == 1) {
+        if (byte_ids_[p[i]] >= 0) id = static_cast<uint32_t>(byte_ids_[p[i]]);
+      } else {
+        id = text_index_.Find(s);
+      }
+    } else {
+      decorated.clear();
+      if (i > 0) decorated.append(continuing_subword_prefix_);
+      decorated.append(s);
+      if (i + len == n) decorated.append(end_of_word_suffix_);
+      s = decorated;
+      id = text_index_.Find(s);
+    }
+    i += len;
+    if (id) {
+      if (pending_unk) {
+        symbols->push_back(*unk_id_);
+        pending_unk = false;
+      }
+      symbols->push_back(*id);
+      continue;
+    }
+    if (byte_fallback_) {
+      bool all = true;
+      for (unsigned char c : s) all = all && byte_fallback_ids_[c] >= 0;
+      if (all) {
+        for (unsigned char c : s) symbols->push_back(static_cast<uint32_t>(byte_fallback_ids_[c]));
+        continue;
+      }
+    }
+    if (unk_id_) {
+      if (pending_unk && !fuse_unk_) symbols->push_back(*unk_id_);
+      pending_unk = true;
+    }
+  }
+  if (pending_unk) symbols->push_back(*unk_id_);
+}
+
 void BpeModel::InitialSymbols(std::string_view piece, std::vector<uint32_t>* symbols) const {
   const auto* p = reinterpret_cast<const unsigned char*>(piece.data());
   const size_t n = piece.size();
+  if (!byte_level_) {
+    InitialCharSymbols(piece, symbols);
+    return;
+  }
   if (simple_bytes_) {
     for (size_t i = 0; i < n; ++i) symbols->push_back(static_cast<uint32_t>(byte_ids_[p[i]]));
     return;
@@ -420,7 +525,12 @@ void BpeModel::EncodeUncached(std::string_view piece, BpeScratch* scratch, bool 
       return;
     }
   }
-  if (use_cache && boundaries_ && char_level_ && HasNonAscii(piece) && EncodeInParts(piece, scratch, out)) return;
+  if (use_cache && boundaries_) {
+    if (byte_level_ ? char_level_ && HasNonAscii(piece) && EncodeInParts(piece, scratch, out)
+                    : EncodeInParts(piece, scratch, out)) {
+      return;
+    }
+  }
   EncodeByMerges(piece, scratch, out);
 }
 
@@ -457,7 +567,7 @@ bool BpeModel::EncodeInParts(std::string_view piece, BpeScratch* scratch, std::v
       left = right;
       i += len;
       if (joins) {
-        if (!cut_any && ++boundaries >= kGiveUpAfter) return false;
+        if (!cut_any && byte_level_ && ++boundaries >= kGiveUpAfter) return false;
         continue;
       }
     } else if (!cut_any) {
@@ -469,9 +579,9 @@ bool BpeModel::EncodeInParts(std::string_view piece, BpeScratch* scratch, std::v
     char32_t first_cp;
     const size_t first_len = unicode::DecodeUtf8(p + part, p + end, &first_cp);
     if (first_len == segment.size()) {
-      if (first_len == 1) {
+      if (first_len == 1 && byte_ids_[p[part]] >= 0) {
         out->push_back(static_cast<uint32_t>(byte_ids_[p[part]]));
-      } else if (!char_level_->AppendCharTokens(p + part, first_len, out)) {
+      } else if (!char_level_ || !char_level_->AppendCharTokens(p + part, first_len, out)) {
         EncodeByMerges(segment, scratch, out);
       }
     } else if (segment.size() <= WordCache::kMaxWordBytes) {
