@@ -15,9 +15,12 @@ namespace {
 
 std::atomic<uint64_t> g_next_uid{1};
 
+// The first of `names` that is a special added token (Gemma 3 has a plain
+// added token "</s>" beside its special "<eos>").
 std::optional<TokenId> FirstKnown(const AddedVocabulary& added, std::initializer_list<std::string_view> names) {
   for (std::string_view n : names) {
-    if (const AddedTokenSpec* t = added.FindByContent(n)) return t->id;
+    const AddedTokenSpec* t = added.FindByContent(n);
+    if (t != nullptr && t->special) return t->id;
   }
   return std::nullopt;
 }
