@@ -202,6 +202,18 @@ Result<BpeModel> BpeModel::Build(const BpeSpec& spec) {
   } else if (!m.byte_level_ && m.CharBoundariesAreExact(rules)) {
     m.boundaries_ = MergeBoundaries::Build(rules, [&m](uint32_t id) { return m.DecodedBytes(id); });
   }
+  if (!m.byte_level_) {
+    // The id of each single-character token of the Basic Multilingual Plane.
+    m.bmp_ids_.assign(0x10000, kNoToken);
+    for (const auto& [text, id] : spec.vocab) {
+      const auto* t = reinterpret_cast<const unsigned char*>(text.data());
+      char32_t cp;
+      if (text.size() >= 2 && text.size() <= 3 && unicode::DecodeUtf8(t, t + text.size(), &cp) == text.size() &&
+          cp < 0x10000) {
+        m.bmp_ids_[cp] = *m.text_index_.Find(text);  // the id the text has after duplicates
+      }
+    }
+  }
   return m;
 }
 
@@ -221,7 +233,8 @@ std::optional<uint32_t> BpeModel::TextToId(std::string_view text) const { return
 
 size_t BpeModel::memory_bytes() const {
   return merges_.memory_bytes() + bytes_index_.memory_bytes() + text_index_.memory_bytes() + text_arena_.capacity() +
-         bytes_arena_.capacity() + (text_offsets_.capacity() + bytes_offsets_.capacity()) * 8;
+         bytes_arena_.capacity() + (text_offsets_.capacity() + bytes_offsets_.capacity()) * 8 +
+         bmp_ids_.capacity() * sizeof(uint32_t);
 }
 
 // MergeBoundaries reads a character-level rule's operands as the
@@ -267,6 +280,10 @@ void BpeModel::InitialCharSymbols(std::string_view piece, std::vector<uint32_t>*
     if (plain) {
       if (len == 1) {
         if (byte_ids_[p[i]] >= 0) id = static_cast<uint32_t>(byte_ids_[p[i]]);
+      } else if (len < 4 && !bmp_ids_.empty()) {
+        char32_t cp;
+        unicode::DecodeUtf8(p + i, p + i + len, &cp);
+        if (bmp_ids_[cp] != kNoToken) id = bmp_ids_[cp];
       } else {
         id = text_index_.Find(s);
       }
@@ -563,7 +580,7 @@ bool BpeModel::EncodeInParts(std::string_view piece, BpeScratch* scratch, std::v
     if (i < n) {
       char32_t right;
       const size_t len = unicode::DecodeUtf8(p + i, p + n, &right);
-      const bool joins = boundaries_->CanJoin(left, right);
+      const bool joins = byte_level_ ? boundaries_->CanJoin(left, right) : CharsMayJoin(left, right, i - part);
       left = right;
       i += len;
       if (joins) {
@@ -600,6 +617,20 @@ bool BpeModel::EncodeInParts(std::string_view piece, BpeScratch* scratch, std::v
     if (end == n) return true;
     part = end;
   }
+}
+
+// For a character-level model a cut is an option, never a duty: not
+// cutting is always exact. Cuts before a character that few others join
+// (▁ in Llama-2 and Gemma 3) cost a table load; the pair table's
+// hash probe is spent only once a part has grown long, where a cut keeps the
+// merge loop short. HOT PATH for character-level models without a
+// pre-tokenizer: every character of a document passes here.
+bool BpeModel::CharsMayJoin(char32_t left, char32_t right, size_t part_bytes) const {
+  constexpr size_t kProbeAfterBytes = 48;
+  const int quick = boundaries_->QuickCanJoin(left, right);
+  if (quick >= 0) return quick != 0;
+  if (part_bytes < kProbeAfterBytes && (left | right) < 0x2E80) return true;
+  return boundaries_->CanJoin(left, right);
 }
 
 void BpeModel::EncodePieceByteLevel(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const {

@@ -172,19 +172,23 @@ TEST(SentencePieceBpeTest, Gemma3MatchesTheReference) {
 // no merge can join and caches the parts. The cut result must equal the
 // plain merge loop over the whole piece.
 TEST(SentencePieceBpeTest, CuttingAWholeDocumentGivesThePlainMergeLoopsTokens) {
-  auto t = LoadTestTokenizer("llama2");
-  if (!t) GTEST_SKIP() << "llama2 tokenizer.json absent (scripts/fetch-tokenizers.sh)";
-  const auto& model = static_cast<const TokenizerImpl&>(*t).model();
-  ASSERT_FALSE(model.byte_level());
-  std::string doc;
-  const char* words[] = {"▁the", "▁tokenizer", "▁中文", "字符", "▁😀", "▁▁", "\n", "▁naïve", "▁x", "y", "▁Ωμέγα"};
-  for (int i = 0; i < 4000; ++i) doc += words[(i * 7 + i / 3) % 11];
-  BpeScratch scratch, plain_scratch;
-  std::vector<uint32_t> cut, plain;
-  model.EncodePiece(doc, &scratch, &cut);
-  model.EncodePieceByteLevel(doc, &plain_scratch, &plain);
-  EXPECT_EQ(cut, plain);
-  EXPECT_GT(cut.size(), 4000u);
+  for (const char* name : {"llama2", "gemma3"}) {
+    auto t = LoadTestTokenizer(name);
+    if (!t) GTEST_SKIP() << name << " tokenizer.json absent (scripts/fetch-tokenizers.sh)";
+    const auto& model = static_cast<const TokenizerImpl&>(*t).model();
+    ASSERT_FALSE(model.byte_level());
+    std::string doc;
+    // Words, runs of ▁, and long CJK and kana runs (cut only after probing pairs).
+    const char* words[] = {"▁the", "▁tokenizer", "▁中文", "字符", "▁😀", "▁▁", "\n", "▁naïve", "▁x", "y", "▁Ωμέγα",
+                           "東京都の天気予報によると明日は晴れるでしょう", "데이터베이스관리시스템", "</", "▁</"};
+    for (int i = 0; i < 4000; ++i) doc += words[(i * 7 + i / 3) % 15];
+    BpeScratch scratch, plain_scratch;
+    std::vector<uint32_t> cut, plain;
+    model.EncodePiece(doc, &scratch, &cut);
+    model.EncodePieceByteLevel(doc, &plain_scratch, &plain);
+    EXPECT_EQ(cut, plain) << name;
+    EXPECT_GT(cut.size(), 4000u) << name;
+  }
 }
 
 // A megabyte without a single cut point (one character repeated) takes the
