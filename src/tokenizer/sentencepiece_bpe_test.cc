@@ -103,6 +103,12 @@ TEST(SentencePieceBpeTest, UnsupportedOptionsFailAtLoadNamingTheJsonPath) {
       {Replaced(json, "{\"type\": \"Metaspace\"", "{\"type\": \"Whitespace\""),
        "pre_tokenizer.type: Whitespace is not a supported pre-tokenizer"},
       {Replaced(json, "\"dropout\": null", "\"dropout\": 0.1"), "model.dropout: BPE dropout is random"},
+      // The reference would not prepend to "  x" after Strip took its spaces.
+      {Replaced(Replaced(json, "\"normalizer\": null",
+                         "\"normalizer\": {\"type\": \"Strip\", \"strip_left\": true, \"strip_right\": false}"),
+                "\"prepend_scheme\": \"always\"", "\"prepend_scheme\": \"first\""),
+       "pre_tokenizer.prepend_scheme: \"first\" after a normalizer that can remove the text's first characters "
+       "(normalizer) is not supported"},
   };
   for (const Bad& b : bad) {
     auto t = Tokenizer::FromJson(b.json, "sp.json");

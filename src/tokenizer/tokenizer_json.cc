@@ -72,6 +72,18 @@ class TokenizerJsonParser {
     if (!top["normalizer"].get(norm_el) && !IsNull(norm_el)) {
       TF_ASSIGN_OR_RETURN(normalizer, ParseNormalizer(norm_el, "normalizer"));
     }
+    // Metaspace's "first" asks whether a piece starts at offset 0 of the
+    // input; the reference answers from the normalizer's alignments, which a
+    // normalizer that removes the text's first characters moves. tokenfeed
+    // does not track them, so it refuses that pairing rather than differ.
+    for (size_t i = 0; i < stages.size(); ++i) {
+      if (stages[i].kind == tk::PreTokenizerStage::Kind::kMetaspace &&
+          stages[i].prepend == tk::PrependScheme::kFirst && !start_dropping_normalizer_.empty()) {
+        return Unsupported(metaspace_paths_[i] + ".prepend_scheme",
+                           "\"first\" after a normalizer that can remove the text's first characters (" +
+                               start_dropping_normalizer_ + ") is not supported");
+      }
+    }
 
     tk::PostProcessorSpec post;
     element post_el;
@@ -315,6 +327,7 @@ class TokenizerJsonParser {
     if (type == "Strip") {
       TF_ASSIGN_OR_RETURN(bool left, GetBool(o, "strip_left", path, true));
       TF_ASSIGN_OR_RETURN(bool right, GetBool(o, "strip_right", path, true));
+      if (left && start_dropping_normalizer_.empty()) start_dropping_normalizer_ = path;
       return tk::MakeStripNormalizer(left, right);
     }
     if (type == "Prepend") {
@@ -324,6 +337,7 @@ class TokenizerJsonParser {
     if (type == "Replace") {
       TF_ASSIGN_OR_RETURN(auto pattern, ParsePattern(o, path));
       TF_ASSIGN_OR_RETURN(std::string content, GetString(o, "content", path));
+      if (content.empty() && start_dropping_normalizer_.empty()) start_dropping_normalizer_ = path;
       return tk::MakeReplaceNormalizer(std::move(pattern), std::move(content));
     }
     return Unsupported(path + ".type", type + " is not a supported normalizer");
@@ -369,6 +383,7 @@ class TokenizerJsonParser {
       }
     } else if (type == "Metaspace") {
       st.kind = tk::PreTokenizerStage::Kind::kMetaspace;
+      metaspace_paths_[stages->size()] = path;
       TF_ASSIGN_OR_RETURN(st.replacement, GetReplacement(o, path));
       TF_ASSIGN_OR_RETURN(st.prepend, GetPrependScheme(o, path));
       TF_ASSIGN_OR_RETURN(st.split, GetBool(o, "split", path, true));
@@ -576,6 +591,10 @@ class TokenizerJsonParser {
 
   std::string origin_;
   TokenizerOptions options_;
+  // The JSON path of the first normalizer step that can remove the text's
+  // first characters (Strip from the left, Replace with nothing), if any.
+  std::string start_dropping_normalizer_;
+  std::map<size_t, std::string> metaspace_paths_;  // by pre-tokenizer stage index
 };
 
 }  // namespace
