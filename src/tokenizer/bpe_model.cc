@@ -201,6 +201,9 @@ Result<BpeModel> BpeModel::Build(const BpeSpec& spec) {
     m.boundaries_ = MergeBoundaries::Build(rules, [&m](uint32_t id) { return m.DecodedBytes(id); });
   } else if (!m.byte_level_ && m.CharBoundariesAreExact(rules)) {
     m.boundaries_ = MergeBoundaries::Build(rules, [&m](uint32_t id) { return m.DecodedBytes(id); });
+    if (m.boundaries_) {
+      for (char32_t c = 0; c < 0x80; ++c) m.ascii_joined_by_many_[c] = m.boundaries_->QuickCanJoin(0, c) < 0;
+    }
   }
   if (!m.byte_level_) {
     // The id of each single-character token of the Basic Multilingual Plane.
@@ -544,7 +547,7 @@ void BpeModel::EncodeUncached(std::string_view piece, BpeScratch* scratch, bool 
   }
   if (use_cache && boundaries_) {
     if (byte_level_ ? char_level_ && HasNonAscii(piece) && EncodeInParts(piece, scratch, out)
-                    : EncodeInParts(piece, scratch, out)) {
+                    : EncodeCharsInParts(piece, scratch, out)) {
       return;
     }
   }
@@ -580,11 +583,11 @@ bool BpeModel::EncodeInParts(std::string_view piece, BpeScratch* scratch, std::v
     if (i < n) {
       char32_t right;
       const size_t len = unicode::DecodeUtf8(p + i, p + n, &right);
-      const bool joins = byte_level_ ? boundaries_->CanJoin(left, right) : CharsMayJoin(left, right, i - part);
+      const bool joins = boundaries_->CanJoin(left, right);
       left = right;
       i += len;
       if (joins) {
-        if (!cut_any && byte_level_ && ++boundaries >= kGiveUpAfter) return false;
+        if (!cut_any && ++boundaries >= kGiveUpAfter) return false;
         continue;
       }
     } else if (!cut_any) {
@@ -596,9 +599,9 @@ bool BpeModel::EncodeInParts(std::string_view piece, BpeScratch* scratch, std::v
     char32_t first_cp;
     const size_t first_len = unicode::DecodeUtf8(p + part, p + end, &first_cp);
     if (first_len == segment.size()) {
-      if (first_len == 1 && byte_ids_[p[part]] >= 0) {
+      if (first_len == 1) {
         out->push_back(static_cast<uint32_t>(byte_ids_[p[part]]));
-      } else if (!char_level_ || !char_level_->AppendCharTokens(p + part, first_len, out)) {
+      } else if (!char_level_->AppendCharTokens(p + part, first_len, out)) {
         EncodeByMerges(segment, scratch, out);
       }
     } else if (segment.size() <= WordCache::kMaxWordBytes) {
@@ -619,18 +622,67 @@ bool BpeModel::EncodeInParts(std::string_view piece, BpeScratch* scratch, std::v
   }
 }
 
-// For a character-level model a cut is an option, never a duty: not
-// cutting is always exact. Cuts before a character that few others join
-// (▁ in Llama-2 and Gemma 3) cost a table load; the pair table's
-// hash probe is spent only once a part has grown long, where a cut keeps the
-// merge loop short. HOT PATH for character-level models without a
-// pre-tokenizer: every character of a document passes here.
-bool BpeModel::CharsMayJoin(char32_t left, char32_t right, size_t part_bytes) const {
+// EncodeInParts for a character-level model, whose pieces may be whole
+// documents. A cut is an option, never a duty (not cutting is always exact),
+// so it is sought where it is cheap: before a character that few others join
+// (▁ in Llama-2 and Gemma 3), one table load; an ASCII character that many
+// join is passed over at one byte-table load until the part reaches
+// kProbeAfterBytes; any other pair is probed in the pair table when one side
+// is CJK or beyond in the BMP or the part has grown long, so a text without
+// spaces is still cut into short parts where it can be.
+// HOT PATH for character-level models without a pre-tokenizer: every byte of
+// a document passes here.
+bool BpeModel::EncodeCharsInParts(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const {
   constexpr size_t kProbeAfterBytes = 48;
-  const int quick = boundaries_->QuickCanJoin(left, right);
-  if (quick >= 0) return quick != 0;
-  if (part_bytes < kProbeAfterBytes && (left | right) < 0x2E80) return true;
-  return boundaries_->CanJoin(left, right);
+  const auto* p = reinterpret_cast<const unsigned char*>(piece.data());
+  const size_t n = piece.size();
+  WordCache& cache = ignore_merges_ ? scratch->segment_cache : scratch->cache;
+  auto encode_part = [&](std::string_view segment) {
+    if (segment.size() == 1 && byte_ids_[static_cast<unsigned char>(segment[0])] >= 0) {
+      out->push_back(static_cast<uint32_t>(byte_ids_[static_cast<unsigned char>(segment[0])]));
+    } else if (segment.size() <= WordCache::kMaxWordBytes) {
+      const WordCache::Key key = WordCache::MakeKey(segment);
+      std::span<const uint32_t> hit;
+      if (cache.Find(segment, key, &hit)) {
+        out->insert(out->end(), hit.begin(), hit.end());
+      } else {
+        const size_t before = out->size();
+        MergeBytes(segment, scratch, out);
+        cache.Insert(segment, key, std::span<const uint32_t>(out->data() + before, out->size() - before));
+      }
+    } else {
+      MergeBytes(segment, scratch, out);
+    }
+  };
+  size_t part = 0;  // start of the current part
+  char32_t left;
+  size_t i = unicode::DecodeUtf8(p, p + n, &left);
+  while (i < n) {
+    if (p[i] < 0x80 && ascii_joined_by_many_[p[i]] && i - part < kProbeAfterBytes) {
+      left = p[i++];
+      continue;
+    }
+    char32_t right;
+    const size_t len = unicode::DecodeUtf8(p + i, p + n, &right);
+    bool joins;
+    const int quick = boundaries_->QuickCanJoin(left, right);
+    if (quick >= 0) {
+      joins = quick != 0;
+    } else if (i - part < kProbeAfterBytes && (left | right) < 0x2E80) {
+      joins = true;
+    } else {
+      joins = boundaries_->CanJoin(left, right);
+    }
+    if (!joins) {
+      encode_part(piece.substr(part, i - part));
+      part = i;
+    }
+    left = right;
+    i += len;
+  }
+  if (part == 0) return false;  // no cut: the caller encodes the piece whole
+  encode_part(piece.substr(part));
+  return true;
 }
 
 void BpeModel::EncodePieceByteLevel(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const {

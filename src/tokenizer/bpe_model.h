@@ -147,13 +147,10 @@ class BpeModel {
   void MergeBytes(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const;
   // Cuts a multi-byte piece where no merge can join (MergeBoundaries) and
   // encodes the parts through the cache; false (appending nothing) when
-  // there is nothing worth cutting. A character-level model never gives up:
-  // without a pre-tokenizer its pieces are whole documents.
+  // there is nothing worth cutting (byte-level models).
   bool EncodeInParts(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const;
-  // Whether EncodeInParts keeps `left` and `right` in one part of a
-  // character-level piece (true where a merge could join them), when the
-  // part so far holds `part_bytes` bytes.
-  bool CharsMayJoin(char32_t left, char32_t right, size_t part_bytes) const;
+  // The same for a character-level model, where it never gives up.
+  bool EncodeCharsInParts(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const;
   void MergeSmall(BpeScratch* scratch) const;
   void MergeShort(BpeScratch* scratch) const;
   void MergeLong(BpeScratch* scratch) const;
@@ -177,6 +174,7 @@ class BpeModel {
   std::string continuing_subword_prefix_;
   std::string end_of_word_suffix_;
   int64_t byte_fallback_ids_[256];
+  bool ascii_joined_by_many_[128] = {};  // character level: QuickCanJoin cannot settle it
   std::vector<uint32_t> bmp_ids_;  // character level: id of each 2-3 byte character's token, UINT32_MAX if none
   size_t vocab_size_ = 0;
 };
