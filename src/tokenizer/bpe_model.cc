@@ -286,7 +286,7 @@ void BpeModel::InitialCharSymbols(std::string_view piece, std::vector<uint32_t>*
       } else if (len < 4 && !bmp_ids_.empty()) {
         char32_t cp;
         unicode::DecodeUtf8(p + i, p + i + len, &cp);
-        if (bmp_ids_[cp] != kNoToken) id = bmp_ids_[cp];
+        if (cp < bmp_ids_.size() && bmp_ids_[cp] != kNoToken) id = bmp_ids_[cp];
       } else {
         id = text_index_.Find(s);
       }
