@@ -49,7 +49,7 @@ class MergeBoundaries {
     const uint16_t slot = joiner_slot_[right];
     if (slot == kManyJoiners) return -1;
     const std::array<char32_t, kFewJoiners>& few = few_joiners_[slot];
-    return (left == few[0]) | (left == few[1]) | (left == few[2]);
+    return static_cast<int>(left == few[0]) | static_cast<int>(left == few[1]) | static_cast<int>(left == few[2]);
   }
 
   size_t whole_pairs() const { return whole_.size(); }
