@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "tokenfeed/tokenizer.h"
+#include "tokenizer/pretokenize_testing.h"
 #include "tokenizer/test_tokenizers.h"
 #include "tokenizer/tokenizer_impl.h"
 
@@ -194,6 +195,40 @@ TEST(SentencePieceBpeTest, CuttingAWholeDocumentGivesThePlainMergeLoopsTokens) {
     model.EncodePieceByteLevel(doc, &plain_scratch, &plain);
     EXPECT_EQ(cut, plain) << name;
     EXPECT_GT(cut.size(), 4000u) << name;
+  }
+}
+
+// The same on real text: the corpus of TOKENFEED_CORPUS_DIR (its first
+// 3 MB) or the built-in multilingual sample, each document spelled as
+// Llama-2's normalizer leaves it (▁ in front, ▁ for every space).
+TEST(SentencePieceBpeTest, CuttingRealDocumentsGivesThePlainMergeLoopsTokens) {
+  std::string source;
+  auto docs = testing::CorpusOrSample(&source, 3 << 20);
+  ASSERT_TRUE(docs.ok()) << docs.status().ToString();
+  ASSERT_FALSE(docs->empty()) << source;
+  for (const char* name : {"llama2", "gemma3"}) {
+    auto t = LoadTestTokenizer(name);
+    if (!t) GTEST_SKIP() << name << " tokenizer.json absent (scripts/fetch-tokenizers.sh)";
+    const auto& model = static_cast<const TokenizerImpl&>(*t).model();
+    BpeScratch scratch, plain_scratch;
+    size_t failures = 0;
+    for (size_t d = 0; d < docs->size() && failures < 3; ++d) {
+      std::string piece = "\xE2\x96\x81";
+      for (char c : (*docs)[d]) {
+        if (c == ' ') {
+          piece += "\xE2\x96\x81";
+        } else {
+          piece += c;
+        }
+      }
+      std::vector<uint32_t> cut, plain;
+      model.EncodePiece(piece, &scratch, &cut);
+      model.EncodePieceByteLevel(piece, &plain_scratch, &plain);
+      if (cut != plain) {
+        ++failures;
+        ADD_FAILURE() << name << ": " << source << " document " << d << " differs";
+      }
+    }
   }
 }
 
