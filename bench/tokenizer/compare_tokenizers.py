@@ -7,6 +7,9 @@ thread), then as one batch on all cores. Each measurement is the best of
 with tokenfeed's ratio to each peer first. The engines take turns, run by run.
 
     .venv/bin/python bench/tokenizer/compare_tokenizers.py [--corpus DIR] [--vocab deepseek_v3 ...]
+
+--peers fastokens gigatoken adds those packages (when importable) as further
+columns, with a count of the documents on which each gives tokenfeed's ids.
 """
 
 from __future__ import annotations
@@ -39,9 +42,11 @@ def tiktoken_for(tokenizer_json: dict):
     import tiktoken
 
     pre = tokenizer_json["pre_tokenizer"]
+    if pre is None:
+        return None  # SentencePiece-style: not byte-level
     steps = pre["pretokenizers"] if pre.get("type") == "Sequence" else [pre]
     splits = [s for s in steps if s["type"] == "Split"]
-    if len(splits) != 1:
+    if len(splits) != 1 or "Regex" not in splits[0]["pattern"] or steps[-1]["type"] != "ByteLevel":
         return None
     alphabet = {}
     n = 0
@@ -63,6 +68,34 @@ def tiktoken_for(tokenizer_json: dict):
                              special_tokens=specials)
 
 
+def peer_engines(names: list[str], path: pathlib.Path, cores: int) -> list[tuple[str, object, object, object]]:
+    """(name, single-document encode, batch encode, ids of one text) for each peer package that imports."""
+    engines = []
+    for name in names:
+        try:
+            if name == "fastokens":
+                import fastokens
+
+                ft = fastokens.Tokenizer.from_file(str(path))
+                engines.append((name,
+                                lambda d, ft=ft: len(ft.encode(d, add_special_tokens=False).ids),
+                                lambda ds, ft=ft: sum(len(e.ids) for e in ft.encode_batch(ds, add_special_tokens=False)),
+                                lambda d, ft=ft: list(ft.encode(d, add_special_tokens=False).ids)))
+            elif name == "gigatoken":
+                import gigatoken
+
+                gt = gigatoken.Tokenizer(str(path))
+                engines.append((name,
+                                lambda d, gt=gt: len(gt.encode(d)),
+                                lambda ds, gt=gt: sum(len(x) for x in gt.encode_batch_list(ds)),
+                                lambda d, gt=gt: [int(x) for x in gt.encode(d)]))
+            else:
+                print(f"<!-- unknown peer {name} -->")
+        except Exception as e:  # a peer that cannot load this file is reported, not fatal
+            print(f"<!-- {name} cannot load {path.parent.name}: {type(e).__name__}: {str(e)[:200]} -->")
+    return engines
+
+
 def best_of(repeat: int, fn) -> tuple[float, int]:
     best, tokens = float("inf"), 0
     for _ in range(repeat):
@@ -78,6 +111,7 @@ def main() -> None:
     ap.add_argument("--vocab", nargs="*", default=["deepseek_v3", "llama3", "qwen3"])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--skip-all-cores", action="store_true")
+    ap.add_argument("--peers", nargs="*", default=[], help="further engines: fastokens, gigatoken")
     args = ap.parse_args()
 
     import tokenfeed
@@ -88,14 +122,17 @@ def main() -> None:
     cores = os.cpu_count() or 1
     print(f"corpus: {args.corpus}: {len(docs)} documents, {nbytes / 1e6:.2f} MB; machine: {platform.processor() or platform.machine()}, {cores} cores")
     print()
-    print("| vocabulary | mode | tokenfeed MB/s | tokenfeed Mtok/s | HF MB/s | tiktoken MB/s | tokenfeed / HF | tokenfeed / tiktoken |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    peer_cols = "".join(f" {p} MB/s | tokenfeed / {p} |" for p in args.peers)
+    print("| vocabulary | mode | tokenfeed MB/s | tokenfeed Mtok/s | HF MB/s | tiktoken MB/s | tokenfeed / HF | "
+          f"tokenfeed / tiktoken |{peer_cols}")
+    print("|---|---|---:|---:|---:|---:|---:|---:|" + "---:|---:|" * len(args.peers))
     for vocab in args.vocab:
         path = ROOT / ".cache" / "tokenizers" / vocab / "tokenizer.json"
         spec = json.loads(path.read_text(encoding="utf-8"))
         ours = tokenfeed.Tokenizer.from_file(str(path))
         hf = Tokenizer.from_file(str(path))
         tk = tiktoken_for(spec)
+        peers = peer_engines(args.peers, path, cores)
 
         def ours_single():
             return sum(len(ours.encode(d)) for d in docs)
@@ -115,13 +152,14 @@ def main() -> None:
         def tk_batch():
             return sum(len(x) for x in tk.encode_ordinary_batch(docs, num_threads=cores))
 
-        modes = [("1 thread", ours_single, hf_single, tk_single)]
+        modes = [("1 thread", ours_single, hf_single, tk_single, False)]
         if not args.skip_all_cores:
-            modes.append((f"{cores} threads", ours_batch, hf_batch, tk_batch))
-        for mode, fo, fh, ft in modes:
-            # Interleaved (ours, HF, tiktoken, ours, ...), so that a change in
-            # the machine's speed during the run reaches every engine alike.
+            modes.append((f"{cores} threads", ours_batch, hf_batch, tk_batch, True))
+        for mode, fo, fh, ft, batch in modes:
+            # Interleaved (ours, HF, tiktoken, peers, ours, ...), so that a change
+            # in the machine's speed during the run reaches every engine alike.
             to = th = tt = float("inf")
+            tp = {name: float("inf") for name, *_ in peers}
             ntok = 0
             for _ in range(args.repeat):
                 t, ntok = best_of(1, fo)
@@ -129,11 +167,20 @@ def main() -> None:
                 th = min(th, best_of(1, fh)[0])
                 if tk:
                     tt = min(tt, best_of(1, ft)[0])
+                for name, single, many, _ in peers:
+                    run = (lambda many=many: many(docs)) if batch else (lambda single=single: sum(map(single, docs)))
+                    tp[name] = min(tp[name], best_of(1, run)[0])
             tt = tt if tk else None
             tk_cell = f"{nbytes / tt / 1e6:.1f}" if tt else "n/a"
             tk_ratio = f"{tt / to:.1f}x" if tt else "n/a"
+            cells = ""
+            for p in args.peers:
+                cells += f" {nbytes / tp[p] / 1e6:.1f} | {tp[p] / to:.1f}x |" if p in tp else " n/a | n/a |"
             print(f"| {vocab} | {mode} | {nbytes / to / 1e6:.1f} | {ntok / to / 1e6:.2f} | {nbytes / th / 1e6:.2f} | "
-                  f"{tk_cell} | {th / to:.1f}x | {tk_ratio} |", flush=True)
+                  f"{tk_cell} | {th / to:.1f}x | {tk_ratio} |{cells}", flush=True)
+        for name, _, _, ids_of in peers:
+            agree = sum(ours.encode(d) == ids_of(d) for d in docs)
+            print(f"<!-- {vocab}: {name} agrees with tokenfeed on {agree}/{len(docs)} documents -->")
         if tk:
             agree = sum(ours.encode(d) == tk.encode_ordinary(d) for d in docs)
             print(f"<!-- {vocab}: tiktoken agrees with tokenfeed on {agree}/{len(docs)} documents -->")

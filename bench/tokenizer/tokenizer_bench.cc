@@ -60,6 +60,9 @@ BENCHMARK_CAPTURE(BM_Encode, deepseek_v3_fast, "deepseek_v3", true)->Unit(benchm
 BENCHMARK_CAPTURE(BM_Encode, deepseek_v3_general, "deepseek_v3", false)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_Encode, llama3_fast, "llama3", true)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_Encode, qwen3_fast, "qwen3", true)->Unit(benchmark::kMillisecond)->UseRealTime();
+// SentencePiece-style: Llama-2 (no pre-tokenizer: one piece per document), Gemma 3.
+BENCHMARK_CAPTURE(BM_Encode, llama2, "llama2", true)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_Encode, gemma3, "gemma3", true)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_EncodeBatchAllCores, deepseek_v3, "deepseek_v3")->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace

@@ -288,7 +288,8 @@ TokenId IdOf(nb::handle id) { return static_cast<TokenId>(UnsignedArgument(id, "
 
 void RegisterTokenizer(nb::module_& m) {
   nb::class_<PyTokenizer>(m, "Tokenizer",
-                          "An exact, fast byte-level BPE tokenizer loaded from a Hugging Face tokenizer.json.\n\n"
+                          "An exact, fast BPE tokenizer (byte-level or SentencePiece-style) loaded from a Hugging Face "
+                          "tokenizer.json.\n\n"
                           "Its ids equal those of the reference ``tokenizers`` package for the same file. "
                           "Methods may be called from several threads; long texts and batches are encoded "
                           "without the GIL.")
@@ -298,7 +299,7 @@ void RegisterTokenizer(nb::module_& m) {
                   "path: the file. fast_pretokenizers: use the hand-written scanners for the known split "
                   "patterns (the same output as the regex, faster); False runs the regex engine.\n"
                   "Raises NotFoundError for a missing file, UnsupportedError for a model other than "
-                  "byte-level BPE, InvalidArgumentError for a malformed file.")
+                  "BPE or an option tokenfeed does not implement, InvalidArgumentError for a malformed file.")
       .def_static("from_str", &PyTokenizer::FromStr, nb::arg("json"), nb::kw_only(),
                   nb::arg("fast_pretokenizers") = true,
                   "Loads a tokenizer from the text of a tokenizer.json (see from_file).")

@@ -15,7 +15,9 @@ import random
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-VOCABULARIES = ["deepseek_v3", "llama3", "qwen3"]
+# Byte-level BPE with hand-written scanners, then SentencePiece-style BPE
+# (character level, byte fallback; Llama-2 without a pre-tokenizer).
+VOCABULARIES = ["deepseek_v3", "llama3", "qwen3", "llama2", "gemma3"]
 
 
 def pytest_configure(config):

@@ -130,11 +130,15 @@ def test_template_processing(base):
 
 @pytest.mark.parametrize("section,value,message", [
     ("model", {"type": "Unigram", "vocab": []}, "model.type: Unigram is not supported"),
-    ("pre_tokenizer", {"type": "Metaspace", "replacement": "▁"}, "pre_tokenizer.type: Metaspace"),
+    ("pre_tokenizer", {"type": "BertPreTokenizer"}, "pre_tokenizer.type: BertPreTokenizer"),
+    ("pre_tokenizer", {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "sometimes"},
+     "pre_tokenizer.prepend_scheme: 'sometimes' is not always, first or never"),
+    ("pre_tokenizer", {"type": "Metaspace", "replacement": "▁", "add_prefix_space": False},
+     "pre_tokenizer.add_prefix_space: false contradicts prepend_scheme"),
     ("pre_tokenizer", {"type": "Sequence", "pretokenizers": [{"type": "Whitespace"}, BYTE_LEVEL]},
      "pre_tokenizer.pretokenizers[0].type: Whitespace"),
-    ("pre_tokenizer", {"type": "Split", "pattern": {"Regex": "\\s"}, "behavior": "Isolated", "invert": False},
-     "no ByteLevel step"),
+    ("pre_tokenizer", {"type": "Sequence", "pretokenizers": [BYTE_LEVEL, {"type": "Digits"}]},
+     "ByteLevel must be the last pre-tokenizer step"),
     ("normalizer", {"type": "BertNormalizer"}, "normalizer.type: BertNormalizer"),
     ("normalizer", {"type": "Sequence", "normalizers": [{"type": "Precompiled"}]},
      "normalizer.normalizers[0].type: Precompiled"),

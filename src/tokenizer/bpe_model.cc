@@ -87,6 +87,13 @@ inline int32_t MinKey(const int32_t* keys, size_t n) {
 #endif
 }
 
+// The length of the UTF-8 sequence that lead byte `b` starts, at most
+// `left` (the text is valid UTF-8; the bound keeps a bad byte in range).
+inline size_t Utf8SequenceLength(unsigned char b, size_t left) {
+  const size_t len = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+  return len < left ? len : left;
+}
+
 bool HeapLess(const BpeScratch::HeapEntry& a, const BpeScratch::HeapEntry& b) {
   // std::push_heap builds a max-heap: "less" means "merged later".
   if (a.rank != b.rank) return a.rank > b.rank;
@@ -117,13 +124,20 @@ Result<BpeModel> BpeModel::Build(const BpeSpec& spec) {
     m.text_offsets_[id] = {static_cast<uint32_t>(m.text_arena_.size()), static_cast<uint32_t>(text.size())};
     m.text_arena_.append(text);
     m.text_index_.Insert(text, id);
+    if (!spec.byte_level) {
+      m.bytes_offsets_[id] = m.text_offsets_[id];
+      m.bytes_index_.Insert(text, id);
+      continue;
+    }
     bool in_alphabet = TextToBytes(text, &bytes);
     const std::string& decoded = in_alphabet ? bytes : text;
     m.bytes_offsets_[id] = {static_cast<uint32_t>(m.bytes_arena_.size()), static_cast<uint32_t>(decoded.size())};
     m.bytes_arena_.append(decoded);
     if (in_alphabet) m.bytes_index_.Insert(bytes, id);
   }
+  if (!spec.byte_level) m.bytes_arena_ = m.text_arena_;
   m.vocab_size_ = m.text_index_.size();
+  m.byte_level_ = spec.byte_level;
 
   m.continuing_subword_prefix_ = spec.continuing_subword_prefix;
   m.end_of_word_suffix_ = spec.end_of_word_suffix;
@@ -139,8 +153,14 @@ Result<BpeModel> BpeModel::Build(const BpeSpec& spec) {
   }
 
   m.simple_bytes_ = m.continuing_subword_prefix_.empty() && m.end_of_word_suffix_.empty();
+  if (!m.byte_level_) m.simple_bytes_ = false;
   for (int b = 0; b < 256; ++b) {
-    auto id = m.text_index_.Find(AlphabetChar(static_cast<unsigned char>(b)));
+    std::optional<uint32_t> id;
+    if (m.byte_level_) {
+      id = m.text_index_.Find(AlphabetChar(static_cast<unsigned char>(b)));
+    } else if (b < 0x80) {
+      id = m.text_index_.Find(std::string(1, static_cast<char>(b)));
+    }
     m.byte_ids_[b] = id ? int64_t{*id} : -1;
     if (!id) m.simple_bytes_ = false;
     char name[8];
@@ -179,6 +199,23 @@ Result<BpeModel> BpeModel::Build(const BpeSpec& spec) {
     m.char_level_ = CharLevelBpe::Build(rules, m.merges_, m.byte_ids_, limit,
                                         [&m](uint32_t id) { return m.DecodedBytes(id); });
     m.boundaries_ = MergeBoundaries::Build(rules, [&m](uint32_t id) { return m.DecodedBytes(id); });
+  } else if (!m.byte_level_ && m.CharBoundariesAreExact(rules)) {
+    m.boundaries_ = MergeBoundaries::Build(rules, [&m](uint32_t id) { return m.DecodedBytes(id); });
+    if (m.boundaries_) {
+      for (char32_t c = 0; c < 0x80; ++c) m.ascii_joined_by_many_[c] = m.boundaries_->QuickCanJoin(0, c) < 0;
+    }
+  }
+  if (!m.byte_level_) {
+    // The id of each single-character token of the Basic Multilingual Plane.
+    m.bmp_ids_.assign(0x10000, kNoToken);
+    for (const auto& [text, id] : spec.vocab) {
+      const auto* t = reinterpret_cast<const unsigned char*>(text.data());
+      char32_t cp;
+      if (text.size() >= 2 && text.size() <= 3 && unicode::DecodeUtf8(t, t + text.size(), &cp) == text.size() &&
+          cp < 0x10000) {
+        m.bmp_ids_[cp] = *m.text_index_.Find(text);  // the id the text has after duplicates
+      }
+    }
   }
   return m;
 }
@@ -199,12 +236,100 @@ std::optional<uint32_t> BpeModel::TextToId(std::string_view text) const { return
 
 size_t BpeModel::memory_bytes() const {
   return merges_.memory_bytes() + bytes_index_.memory_bytes() + text_index_.memory_bytes() + text_arena_.capacity() +
-         bytes_arena_.capacity() + (text_offsets_.capacity() + bytes_offsets_.capacity()) * 8;
+         bytes_arena_.capacity() + (text_offsets_.capacity() + bytes_offsets_.capacity()) * 8 +
+         bmp_ids_.capacity() * sizeof(uint32_t);
+}
+
+// MergeBoundaries reads a character-level rule's operands as the
+// characters they spell, which is what they stand for when every initial
+// symbol is one character's own token. Cutting a piece is then exact unless
+// a character can start as something else that a rule or a neighbour could
+// see: a <0xNN> token that is an operand of a rule, or the unknown token,
+// which joins its neighbours when fused (and, as in the reference, is put
+// after byte-fallback tokens that follow it). Prefixes and suffixes depend
+// on where a piece starts and ends, so they rule cutting out too.
+bool BpeModel::CharBoundariesAreExact(const std::vector<MergeTable::Rule>& rules) const {
+  if (!continuing_subword_prefix_.empty() || !end_of_word_suffix_.empty()) return false;
+  bool all_fallback = byte_fallback_;
+  for (int b = 0; b < 256; ++b) all_fallback = all_fallback && byte_fallback_ids_[b] >= 0;
+  if (unk_id_ && !all_fallback) return false;
+  std::vector<uint8_t> special(id_limit(), 0);
+  for (int b = 0; b < 256; ++b) {
+    if (byte_fallback_ids_[b] >= 0) special[static_cast<size_t>(byte_fallback_ids_[b])] = 1;
+  }
+  if (unk_id_) special[*unk_id_] = 1;
+  for (const MergeTable::Rule& r : rules) {
+    if (special[r.left] || special[r.right]) return false;
+  }
+  return true;
+}
+
+// The reference's merge_word for a character-level vocabulary: each
+// character (with the prefix unless first, the suffix if last) is a token of
+// its own, else its bytes' <0xNN> tokens, else the unknown token (one for a
+// run when fuse_unk), else nothing.
+// HOT PATH for character-level models: every word-cache miss starts here.
+void BpeModel::InitialCharSymbols(std::string_view piece, std::vector<uint32_t>* symbols) const {
+  const auto* p = reinterpret_cast<const unsigned char*>(piece.data());
+  const size_t n = piece.size();
+  const bool plain = continuing_subword_prefix_.empty() && end_of_word_suffix_.empty();
+  bool pending_unk = false;
+  std::string decorated;
+  size_t i = 0;
+  while (i < n) {
+    const size_t len = Utf8SequenceLength(p[i], n - i);
+    std::optional<uint32_t> id;
+    std::string_view s(piece.data() + i, len);
+    if (plain) {
+      if (len == 1) {
+        if (byte_ids_[p[i]] >= 0) id = static_cast<uint32_t>(byte_ids_[p[i]]);
+      } else if (len < 4 && !bmp_ids_.empty()) {
+        char32_t cp;
+        unicode::DecodeUtf8(p + i, p + i + len, &cp);
+        if (cp < bmp_ids_.size() && bmp_ids_[cp] != kNoToken) id = bmp_ids_[cp];
+      } else {
+        id = text_index_.Find(s);
+      }
+    } else {
+      decorated.clear();
+      if (i > 0) decorated.append(continuing_subword_prefix_);
+      decorated.append(s);
+      if (i + len == n) decorated.append(end_of_word_suffix_);
+      s = decorated;
+      id = text_index_.Find(s);
+    }
+    i += len;
+    if (id) {
+      if (pending_unk) {
+        symbols->push_back(*unk_id_);
+        pending_unk = false;
+      }
+      symbols->push_back(*id);
+      continue;
+    }
+    if (byte_fallback_) {
+      bool all = true;
+      for (unsigned char c : s) all = all && byte_fallback_ids_[c] >= 0;
+      if (all) {
+        for (unsigned char c : s) symbols->push_back(static_cast<uint32_t>(byte_fallback_ids_[c]));
+        continue;
+      }
+    }
+    if (unk_id_) {
+      if (pending_unk && !fuse_unk_) symbols->push_back(*unk_id_);
+      pending_unk = true;
+    }
+  }
+  if (pending_unk) symbols->push_back(*unk_id_);
 }
 
 void BpeModel::InitialSymbols(std::string_view piece, std::vector<uint32_t>* symbols) const {
   const auto* p = reinterpret_cast<const unsigned char*>(piece.data());
   const size_t n = piece.size();
+  if (!byte_level_) {
+    InitialCharSymbols(piece, symbols);
+    return;
+  }
   if (simple_bytes_) {
     for (size_t i = 0; i < n; ++i) symbols->push_back(static_cast<uint32_t>(byte_ids_[p[i]]));
     return;
@@ -420,7 +545,12 @@ void BpeModel::EncodeUncached(std::string_view piece, BpeScratch* scratch, bool 
       return;
     }
   }
-  if (use_cache && boundaries_ && char_level_ && HasNonAscii(piece) && EncodeInParts(piece, scratch, out)) return;
+  if (use_cache && boundaries_) {
+    if (byte_level_ ? char_level_ && HasNonAscii(piece) && EncodeInParts(piece, scratch, out)
+                    : EncodeCharsInParts(piece, scratch, out)) {
+      return;
+    }
+  }
   EncodeByMerges(piece, scratch, out);
 }
 
@@ -490,6 +620,69 @@ bool BpeModel::EncodeInParts(std::string_view piece, BpeScratch* scratch, std::v
     if (end == n) return true;
     part = end;
   }
+}
+
+// EncodeInParts for a character-level model, whose pieces may be whole
+// documents. A cut is an option, never a duty (not cutting is always exact),
+// so it is sought where it is cheap: before a character that few others join
+// (▁ in Llama-2 and Gemma 3), one table load; an ASCII character that many
+// join is passed over at one byte-table load until the part reaches
+// kProbeAfterBytes; any other pair is probed in the pair table when one side
+// is CJK or beyond in the BMP or the part has grown long, so a text without
+// spaces is still cut into short parts where it can be.
+// HOT PATH for character-level models without a pre-tokenizer: every byte of
+// a document passes here.
+bool BpeModel::EncodeCharsInParts(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const {
+  constexpr size_t kProbeAfterBytes = 48;
+  const auto* p = reinterpret_cast<const unsigned char*>(piece.data());
+  const size_t n = piece.size();
+  WordCache& cache = ignore_merges_ ? scratch->segment_cache : scratch->cache;
+  auto encode_part = [&](std::string_view segment) {
+    if (segment.size() == 1 && byte_ids_[static_cast<unsigned char>(segment[0])] >= 0) {
+      out->push_back(static_cast<uint32_t>(byte_ids_[static_cast<unsigned char>(segment[0])]));
+    } else if (segment.size() <= WordCache::kMaxWordBytes) {
+      const WordCache::Key key = WordCache::MakeKey(segment);
+      std::span<const uint32_t> hit;
+      if (cache.Find(segment, key, &hit)) {
+        out->insert(out->end(), hit.begin(), hit.end());
+      } else {
+        const size_t before = out->size();
+        MergeBytes(segment, scratch, out);
+        cache.Insert(segment, key, std::span<const uint32_t>(out->data() + before, out->size() - before));
+      }
+    } else {
+      MergeBytes(segment, scratch, out);
+    }
+  };
+  size_t part = 0;  // start of the current part
+  char32_t left;
+  size_t i = unicode::DecodeUtf8(p, p + n, &left);
+  while (i < n) {
+    if (p[i] < 0x80 && ascii_joined_by_many_[p[i]] && i - part < kProbeAfterBytes) {
+      left = p[i++];
+      continue;
+    }
+    char32_t right;
+    const size_t len = unicode::DecodeUtf8(p + i, p + n, &right);
+    bool joins;
+    const int quick = boundaries_->QuickCanJoin(left, right);
+    if (quick >= 0) {
+      joins = quick != 0;
+    } else if (i - part < kProbeAfterBytes && (left | right) < 0x2E80) {
+      joins = true;
+    } else {
+      joins = boundaries_->CanJoin(left, right);
+    }
+    if (!joins) {
+      encode_part(piece.substr(part, i - part));
+      part = i;
+    }
+    left = right;
+    i += len;
+  }
+  if (part == 0) return false;  // no cut: the caller encodes the piece whole
+  encode_part(piece.substr(part));
+  return true;
 }
 
 void BpeModel::EncodePieceByteLevel(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const {

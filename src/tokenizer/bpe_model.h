@@ -1,7 +1,11 @@
-// BpeModel: the byte-level BPE model of a tokenizer.json ("model": {"type":
-// "BPE"}): the vocabulary, the merge rules and the merge algorithm, on raw
-// bytes. Its result for any piece equals the reference's: pairs are merged
-// lowest rank first, leftmost first among equal ranks.
+// BpeModel: the BPE model of a tokenizer.json ("model": {"type": "BPE"}): the
+// vocabulary, the merge rules and the merge algorithm. Its result for any
+// piece equals the reference's: pairs are merged lowest rank first, leftmost
+// first among equal ranks. Two spellings of the vocabulary: byte-level (GPT-2
+// style, each byte one character of the byte-level alphabet) and character
+// level (SentencePiece style: tokens are plain UTF-8, each character of a
+// piece starts as its own token, else as its bytes' <0xNN> tokens
+// (byte_fallback), else as the unknown token, fused when fuse_unk).
 // It is not the pre-tokenizer or the added-token handling (tokenizer.cc).
 // Immutable after Build: EncodePiece may run on many threads at once, each
 // with its own BpeScratch.
@@ -24,9 +28,12 @@
 
 namespace tokenfeed::tokenizer {
 
-// The "model" section of a tokenizer.json, as parsed (token texts are in the
-// byte-level alphabet, exactly as the file spells them).
+// The "model" section of a tokenizer.json, as parsed (token texts exactly as
+// the file spells them).
 struct BpeSpec {
+  // Whether token texts are spelled in the byte-level alphabet (the
+  // tokenizer has a ByteLevel pre-tokenizer); else they are plain UTF-8.
+  bool byte_level = true;
   std::vector<std::pair<std::string, uint32_t>> vocab;
   std::vector<std::pair<std::string, std::string>> merges;
   std::optional<std::string> unk_token;
@@ -97,12 +104,14 @@ class BpeModel {
 
   // The same without the cache (tests compare the two).
   void EncodePieceUncached(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const;
-  // Without the cache and without the character-level shortcut: the plain
-  // byte-level merge loop (tests compare it with the shortcut).
+  // Without the cache, the character-level shortcut and cutting: the plain
+  // merge loop over the whole piece (tests compare it with the shortcuts;
+  // for a character-level model the loop starts from characters).
   void EncodePieceByteLevel(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const;
 
-  // What the ByteLevel decoder turns token `id` into: its bytes when every
-  // character of its text is in the byte-level alphabet, its text otherwise.
+  // The bytes token `id` stands for. Byte-level: what the ByteLevel decoder
+  // turns it into (its bytes when every character of its text is in the
+  // byte-level alphabet, its text otherwise); character level: its text.
   // Empty for an id the vocabulary does not have.
   std::string_view DecodedBytes(uint32_t id) const;
   // Whether the vocabulary has a token with this id.
@@ -116,11 +125,16 @@ class BpeModel {
   size_t vocab_size() const { return vocab_size_; }
   size_t merge_count() const { return merges_.size(); }
   size_t memory_bytes() const;
+  bool byte_level() const { return byte_level_; }
 
  private:
-  // Appends the initial symbols of `piece` (one per byte, after prefixes,
-  // suffixes, byte fallback and unknown handling) to `symbols`.
+  // Appends the initial symbols of `piece` (one per byte, or per character
+  // for a character-level vocabulary, after prefixes, suffixes, byte
+  // fallback and unknown handling) to `symbols`.
   void InitialSymbols(std::string_view piece, std::vector<uint32_t>* symbols) const;
+  void InitialCharSymbols(std::string_view piece, std::vector<uint32_t>* symbols) const;
+  // Whether MergeBoundaries' cuts are exact for this character-level model.
+  bool CharBoundariesAreExact(const std::vector<MergeTable::Rule>& rules) const;
   // A cache miss: encodes `piece` and caches its ids under `key`.
   void EncodeAndCache(std::string_view piece, const WordCache::Key& key, BpeScratch* scratch,
                       std::vector<uint32_t>* out) const;
@@ -133,8 +147,10 @@ class BpeModel {
   void MergeBytes(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const;
   // Cuts a multi-byte piece where no merge can join (MergeBoundaries) and
   // encodes the parts through the cache; false (appending nothing) when
-  // there is nothing worth cutting.
+  // there is nothing worth cutting (byte-level models).
   bool EncodeInParts(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const;
+  // The same for a character-level model, where it never gives up.
+  bool EncodeCharsInParts(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const;
   void MergeSmall(BpeScratch* scratch) const;
   void MergeShort(BpeScratch* scratch) const;
   void MergeLong(BpeScratch* scratch) const;
@@ -148,15 +164,18 @@ class BpeModel {
   std::vector<std::pair<uint32_t, uint32_t>> text_offsets_;   // by id: offset, length (UINT32_MAX: no token)
   std::string bytes_arena_;
   std::vector<std::pair<uint32_t, uint32_t>> bytes_offsets_;  // by id: what DecodedBytes returns
-  int64_t byte_ids_[256];                                     // id of each single byte, -1 if none
+  int64_t byte_ids_[256];  // id of each single byte (character level: ASCII character), -1 if none
   bool simple_bytes_ = true;  // every byte has an id and there are no prefixes/suffixes
   std::optional<uint32_t> unk_id_;
   bool fuse_unk_ = false;
   bool byte_fallback_ = false;
   bool ignore_merges_ = false;
+  bool byte_level_ = true;
   std::string continuing_subword_prefix_;
   std::string end_of_word_suffix_;
   int64_t byte_fallback_ids_[256];
+  bool ascii_joined_by_many_[128] = {};  // character level: QuickCanJoin cannot settle it
+  std::vector<uint32_t> bmp_ids_;  // character level: id of each 2-3 byte character's token, UINT32_MAX if none
   size_t vocab_size_ = 0;
 };
 

@@ -108,6 +108,21 @@ std::unique_ptr<MergeBoundaries> MergeBoundaries::Build(
     partial_pairs.insert({t, h});
   }
   m->whole_ = MergeTable(whole);
+  std::map<uint32_t, std::set<uint32_t>> joiners;  // right character -> left characters
+  for (const MergeTable::Rule& r : whole) joiners[r.right].insert(r.left);
+  constexpr char32_t kNoChar = 0x110000;
+  m->few_joiners_.push_back({kNoChar, kNoChar, kNoChar});  // slot 0: none
+  m->joiner_slot_.assign(0x10000, 0);
+  for (const auto& [right, lefts] : joiners) {
+    if (lefts.size() > kFewJoiners || m->few_joiners_.size() >= kManyJoiners) {
+      m->joiner_slot_[right] = kManyJoiners;
+      continue;
+    }
+    std::array<char32_t, kFewJoiners> few = {kNoChar, kNoChar, kNoChar};
+    std::copy(lefts.begin(), lefts.end(), few.begin());
+    m->joiner_slot_[right] = static_cast<uint16_t>(m->few_joiners_.size());
+    m->few_joiners_.push_back(few);
+  }
 
   // Each character's endings and beginnings that some partial rule uses.
   ClassInterner lefts, rights;
@@ -131,6 +146,7 @@ std::unique_ptr<MergeBoundaries> MergeBoundaries::Build(
     }
     std::sort(set.begin(), set.end());
     m->right_class_[cp] = rights.Intern(set);
+    if (m->right_class_[cp] != 0) m->joiner_slot_[cp] = kManyJoiners;  // partial rules: ask CanJoin
   }
   const size_t left_classes = lefts.sets().size() + 1, right_classes = rights.sets().size() + 1;
   // A vocabulary with an unusual wealth of partial-character rules would
@@ -151,7 +167,8 @@ std::unique_ptr<MergeBoundaries> MergeBoundaries::Build(
 }
 
 size_t MergeBoundaries::memory_bytes() const {
-  return whole_.memory_bytes() + (left_class_.size() + right_class_.size()) * sizeof(uint16_t) + partial_.size();
+  return whole_.memory_bytes() + (left_class_.size() + right_class_.size()) * sizeof(uint16_t) + partial_.size() +
+         joiner_slot_.size() * sizeof(uint16_t) + few_joiners_.size() * sizeof(few_joiners_[0]);
 }
 
 }  // namespace tokenfeed::tokenizer

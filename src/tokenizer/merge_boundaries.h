@@ -8,6 +8,7 @@
 // Immutable after Build: CanJoin may run on many threads at once.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -38,6 +39,19 @@ class MergeBoundaries {
     return whole_.Find(left, right).rank != MergeTable::kNoRank;
   }
 
+  // CanJoin answered from `right` alone when few characters (up to
+  // kFewJoiners) can be joined to it from the left -- Llama-2's and Gemma 3's
+  // ▁, which follows almost nothing inside a token: 1 (joins) or 0 (does
+  // not); -1 when many can, and only CanJoin knows. A table load.
+  static constexpr size_t kFewJoiners = 3;
+  int QuickCanJoin(char32_t left, char32_t right) const {
+    if (right >= 0x10000) return -1;
+    const uint16_t slot = joiner_slot_[right];
+    if (slot == kManyJoiners) return -1;
+    const std::array<char32_t, kFewJoiners>& few = few_joiners_[slot];
+    return static_cast<int>(left == few[0]) | static_cast<int>(left == few[1]) | static_cast<int>(left == few[2]);
+  }
+
   size_t whole_pairs() const { return whole_.size(); }
   size_t memory_bytes() const;
 
@@ -57,6 +71,11 @@ class MergeBoundaries {
   std::vector<uint16_t> right_class_;  // by code point
   std::vector<uint8_t> partial_;
   uint32_t right_classes_ = 0;
+  // By code point: the index in few_joiners_ of the characters a rule can
+  // join to it from the left (slot 0: none), or kManyJoiners.
+  static constexpr uint16_t kManyJoiners = UINT16_MAX;
+  std::vector<uint16_t> joiner_slot_;
+  std::vector<std::array<char32_t, kFewJoiners>> few_joiners_;  // unused places hold 0x110000
 };
 
 }  // namespace tokenfeed::tokenizer

@@ -222,5 +222,32 @@ TEST_P(MergeBoundariesVocabularyTest, CachedPartsEqualTheByteLevelLoop) {
 INSTANTIATE_TEST_SUITE_P(Vocabularies, MergeBoundariesVocabularyTest,
                          ::testing::Values("deepseek_v3", "llama3", "qwen3"));
 
+// QuickCanJoin answers from the right character alone when few characters
+// can join it from the left, and agrees with CanJoin whenever it answers.
+TEST(MergeBoundariesTest, QuickCanJoinKnowsCharactersThatFewJoinAndDefersTheRest) {
+  std::vector<std::string> tokens;
+  const std::string sp = "\xE2\x96\x81";  // ▁
+  auto b = BoundariesOf({{sp, "a"}, {sp, sp}, {"a", "b"}, {"x", "y"}, {"a", "y"}, {"b", "y"}, {"c", "y"}}, &tokens);
+  ASSERT_NE(b, nullptr);
+  const char32_t kSp = U'\u2581';
+  EXPECT_EQ(b->QuickCanJoin(U'a', kSp), 0);    // only ▁ joins ▁ from the left
+  EXPECT_EQ(b->QuickCanJoin(kSp, kSp), 1);
+  EXPECT_EQ(b->QuickCanJoin(U'a', U'b'), 1);
+  EXPECT_EQ(b->QuickCanJoin(U'q', U'b'), 0);
+  EXPECT_EQ(b->QuickCanJoin(U'q', U'z'), 0);   // nothing joins z
+  EXPECT_EQ(b->QuickCanJoin(U'a', U'y'), -1);  // four characters join y: CanJoin decides
+  EXPECT_TRUE(b->CanJoin(U'a', U'y'));
+  EXPECT_FALSE(b->CanJoin(U'q', U'y'));
+  EXPECT_EQ(b->QuickCanJoin(U'a', U'\U0001F600'), -1);  // outside the table
+  for (char32_t l : {U'a', U'b', U'q', kSp}) {
+    for (char32_t r : {U'a', U'b', U'z', kSp}) {
+      const int quick = b->QuickCanJoin(l, r);
+      if (quick >= 0) {
+        EXPECT_EQ(quick != 0, b->CanJoin(l, r)) << static_cast<uint32_t>(l) << " " << static_cast<uint32_t>(r);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tokenfeed::tokenizer

@@ -128,6 +128,13 @@ std::string DescribeStages(const std::vector<PreTokenizerStage>& stages) {
       case PreTokenizerStage::Kind::kByteLevel:
         s += st.matcher ? "ByteLevel(" + std::string(st.matcher->name()) + ")" : "ByteLevel";
         break;
+      case PreTokenizerStage::Kind::kMetaspace:
+        s += "Metaspace(" + st.replacement + ", prepend=" +
+             (st.prepend == PrependScheme::kAlways  ? "always"
+              : st.prepend == PrependScheme::kFirst ? "first"
+                                                    : "never") +
+             (st.split ? ", split)" : ")");
+        break;
     }
   }
   return s;
@@ -154,13 +161,14 @@ PreTokenizer::PreTokenizer(std::vector<PreTokenizerStage> stages, bool allow_fus
   }
 }
 
-void PreTokenizer::Run(std::string_view text, PreTokenizeScratch* scratch,
+void PreTokenizer::Run(std::string_view text, bool at_input_start, PreTokenizeScratch* scratch,
                        std::vector<std::string_view>* pieces) const {
   if (scratch->matches.size() < stages_.size()) {
     scratch->matches.resize(stages_.size());
     scratch->ranges.resize(stages_.size());
   }
   scratch->owned.clear();
+  scratch->input_start = at_input_start ? text.data() : nullptr;
   if (text.empty()) return;
   if (fused_ == Fused::kDeepSeekV3) {
     SplitDeepSeekV3(text, pieces);
@@ -186,6 +194,10 @@ void PreTokenizer::Emit(size_t stage, std::string_view piece, PreTokenizeScratch
 void PreTokenizer::RunStage(size_t stage, std::string_view piece, PreTokenizeScratch* scratch,
                             std::vector<std::string_view>* pieces) const {
   const PreTokenizerStage& st = stages_[stage];
+  if (st.kind == PreTokenizerStage::Kind::kMetaspace) {
+    RunMetaspace(stage, piece, scratch, pieces);
+    return;
+  }
   if (st.kind == PreTokenizerStage::Kind::kByteLevel && st.add_prefix_space && piece.front() != ' ') {
     std::string& spaced = scratch->owned.emplace_back();
     spaced.reserve(piece.size() + 1);
@@ -242,6 +254,41 @@ void PreTokenizer::RunStage(size_t stage, std::string_view piece, PreTokenizeScr
     if (r.is_match) continue;  // removed
     Emit(stage, piece.substr(r.begin, r.end - r.begin), scratch, pieces);
   }
+}
+
+// The reference's Metaspace: every ' ' becomes the replacement; the
+// replacement goes in front unless the piece starts with one (for "first",
+// only in front of the input's first piece); with split, the piece is cut in
+// front of every replacement (each one joins the text after it).
+void PreTokenizer::RunMetaspace(size_t stage, std::string_view piece, PreTokenizeScratch* scratch,
+                                std::vector<std::string_view>* pieces) const {
+  const PreTokenizerStage& st = stages_[stage];
+  const std::string_view rep = st.replacement;  // one character (the parser checks)
+  const bool first_piece = piece.data() == scratch->input_start;
+  std::string& text = scratch->owned.emplace_back();
+  text.reserve(piece.size() + 2 * rep.size());
+  size_t from = 0;
+  for (size_t at = piece.find(' '); at != std::string_view::npos; at = piece.find(' ', from)) {
+    text.append(piece.substr(from, at - from));
+    text.append(rep);
+    from = at + 1;
+  }
+  text.append(piece.substr(from));
+  const bool prepend = st.prepend == PrependScheme::kAlways || (st.prepend == PrependScheme::kFirst && first_piece);
+  if (prepend && std::string_view(text).substr(0, rep.size()) != rep) text.insert(0, rep);
+  if (first_piece) scratch->input_start = text.data();
+  const std::string_view rewritten = text;
+  if (!st.split || rep.empty()) {
+    Emit(stage, rewritten, scratch, pieces);
+    return;
+  }
+  size_t begin = 0;
+  for (size_t at = rewritten.find(rep, 1); at != std::string_view::npos;
+       at = rewritten.find(rep, at + rep.size())) {
+    if (at > begin) Emit(stage, rewritten.substr(begin, at - begin), scratch, pieces);
+    begin = at;
+  }
+  Emit(stage, rewritten.substr(begin), scratch, pieces);
 }
 
 }  // namespace tokenfeed::tokenizer

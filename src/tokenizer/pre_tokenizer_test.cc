@@ -29,10 +29,10 @@ std::vector<PreTokenizerStage> DeepSeekStages(bool fast) {
   return stages;
 }
 
-std::vector<std::string> Pieces(const PreTokenizer& pre, std::string_view text) {
+std::vector<std::string> Pieces(const PreTokenizer& pre, std::string_view text, bool at_input_start = true) {
   PreTokenizeScratch scratch;
   std::vector<std::string_view> pieces;
-  pre.Run(text, &scratch, &pieces);
+  pre.Run(text, at_input_start, &scratch, &pieces);
   return std::vector<std::string>(pieces.begin(), pieces.end());
 }
 
@@ -89,6 +89,51 @@ TEST(PreTokenizerTest, DeepSeekTokenizerEncodesTheSameWithoutFastScanners) {
     ASSERT_TRUE(general->Encode(d, &b).ok());
     ASSERT_EQ(a, b) << source << ": " << d.substr(0, 200);
   }
+}
+
+// Expected pieces from the reference (tokenizers 0.23.3, Metaspace "▁").
+PreTokenizer Metaspace(PrependScheme prepend, bool split) {
+  std::vector<PreTokenizerStage> stages(1);
+  stages[0].kind = PreTokenizerStage::Kind::kMetaspace;
+  stages[0].replacement = "\xE2\x96\x81";
+  stages[0].prepend = prepend;
+  stages[0].split = split;
+  return PreTokenizer(std::move(stages));
+}
+
+TEST(PreTokenizerTest, MetaspaceReplacesSpacesAndCutsBeforeEachReplacement) {
+  using V = std::vector<std::string>;
+  PreTokenizer always = Metaspace(PrependScheme::kAlways, true);
+  EXPECT_EQ(Pieces(always, "hello world"), (V{"▁hello", "▁world"}));
+  EXPECT_EQ(Pieces(always, " hi"), (V{"▁hi"}));            // a leading space is the prefix
+  EXPECT_EQ(Pieces(always, "x  y"), (V{"▁x", "▁", "▁y"}));  // each replacement starts a piece
+  EXPECT_EQ(Pieces(always, "▁a"), (V{"▁a"}));               // already there: nothing added
+  EXPECT_EQ(Pieces(always, "tail "), (V{"▁tail", "▁"}));
+  EXPECT_EQ(Pieces(always, "b", /*at_input_start=*/false), (V{"▁b"}));
+  EXPECT_EQ(Pieces(always, ""), V{});
+  PreTokenizer first = Metaspace(PrependScheme::kFirst, true);
+  EXPECT_EQ(Pieces(first, "a b"), (V{"▁a", "▁b"}));
+  EXPECT_EQ(Pieces(first, "a b", /*at_input_start=*/false), (V{"a", "▁b"}));
+  PreTokenizer never = Metaspace(PrependScheme::kNever, true);
+  EXPECT_EQ(Pieces(never, "hello world"), (V{"hello", "▁world"}));
+  PreTokenizer whole = Metaspace(PrependScheme::kAlways, false);
+  EXPECT_EQ(Pieces(whole, "x  y"), (V{"▁x▁▁y"}));
+  EXPECT_EQ(always.Describe(), "Metaspace(▁, prepend=always, split)");
+}
+
+TEST(PreTokenizerTest, MetaspaceAfterASplitPrependsOnlyToTheInputsFirstPieceWhenFirst) {
+  std::vector<PreTokenizerStage> stages(2);
+  stages[0].kind = PreTokenizerStage::Kind::kSplit;
+  auto digits = MakeSplitMatcher("\\d+", /*fast=*/false);
+  ASSERT_TRUE(digits.ok());
+  stages[0].matcher = std::move(*digits);
+  stages[1].kind = PreTokenizerStage::Kind::kMetaspace;
+  stages[1].replacement = "_";
+  stages[1].prepend = PrependScheme::kFirst;
+  PreTokenizer pre(std::move(stages));
+  using V = std::vector<std::string>;
+  EXPECT_EQ(Pieces(pre, "ab12cd ef"), (V{"_ab", "12", "cd", "_ef"}));
+  EXPECT_EQ(Pieces(pre, "ab12cd ef", /*at_input_start=*/false), (V{"ab", "12", "cd", "_ef"}));
 }
 
 }  // namespace

@@ -7,7 +7,6 @@
 
 #include "base/thread_guard.h"
 #include "base/utf8.h"
-#include "tokenizer/byte_level_alphabet.h"
 #include "tokenizer/split_matcher.h"
 #include "tokenizer/tokenizer_impl.h"
 
@@ -16,33 +15,12 @@ namespace {
 
 std::atomic<uint64_t> g_next_uid{1};
 
-// What the ByteLevel decoder makes of one token's text: its bytes when every
-// character is in the byte-level alphabet, the text itself otherwise.
-std::string ByteLevelDecode(std::string_view text) {
-  std::string bytes;
-  size_t i = 0;
-  while (i < text.size()) {
-    unsigned char b = static_cast<unsigned char>(text[i]);
-    char32_t cp;
-    if (b < 0x80) {
-      cp = b;
-      i += 1;
-    } else if ((b & 0xE0) == 0xC0 && i + 1 < text.size()) {
-      cp = (char32_t(b & 0x1F) << 6) | (static_cast<unsigned char>(text[i + 1]) & 0x3F);
-      i += 2;
-    } else {
-      return std::string(text);
-    }
-    int byte = kByteLevelAlphabet.CharToByte(cp);
-    if (byte < 0) return std::string(text);
-    bytes.push_back(static_cast<char>(byte));
-  }
-  return bytes;
-}
-
+// The first of `names` that is a special added token (Gemma 3 has a plain
+// added token "</s>" beside its special "<eos>").
 std::optional<TokenId> FirstKnown(const AddedVocabulary& added, std::initializer_list<std::string_view> names) {
   for (std::string_view n : names) {
-    if (const AddedTokenSpec* t = added.FindByContent(n)) return t->id;
+    const AddedTokenSpec* t = added.FindByContent(n);
+    if (t != nullptr && t->special) return t->id;
   }
   return std::nullopt;
 }
@@ -51,19 +29,21 @@ std::optional<TokenId> FirstKnown(const AddedVocabulary& added, std::initializer
 
 TokenizerImpl::TokenizerImpl(std::unique_ptr<Normalizer> normalizer, std::unique_ptr<PreTokenizer> pre_tokenizer,
                              std::vector<AddedTokenSpec> added_tokens, BpeModel model, PostProcessorSpec post,
-                             DecoderKind decoder, std::string decoder_name, std::string origin)
+                             DecoderKind decoder, std::unique_ptr<TokenDecoder> token_decoder,
+                             std::string decoder_name, std::string origin)
     : normalizer_(std::move(normalizer)),
       pre_tokenizer_(std::move(pre_tokenizer)),
       added_(std::move(added_tokens), normalizer_.get()),
       model_(std::move(model)),
       post_(std::move(post)),
       decoder_(decoder),
+      token_decoder_(std::move(token_decoder)),
       decoder_name_(std::move(decoder_name)),
       origin_(std::move(origin)),
       uid_(g_next_uid.fetch_add(1)) {
   id_limit_ = model_.id_limit();
   for (const AddedTokenSpec& t : added_.tokens()) {
-    added_decoded_.push_back(ByteLevelDecode(t.content));
+    added_decoded_.push_back(ByteLevelTokenBytes(t.content));
     id_limit_ = std::max(id_limit_, t.id + 1);
   }
   if (!post_.prefix.empty()) bos_ = post_.prefix.front();
@@ -120,7 +100,9 @@ void TokenizerImpl::EncodeValid(std::string_view text, bool split_special, Encod
       }
       if (t.begin == t.end) continue;
       scratch->pieces.clear();
-      pre_tokenizer_->Run(norm.substr(t.begin, t.end - t.begin), &scratch->pre, &scratch->pieces);
+      // Whether this text starts the input, as Metaspace's "first" scheme asks.
+      const bool at_input_start = s.begin == 0 && t.begin == 0;
+      pre_tokenizer_->Run(norm.substr(t.begin, t.end - t.begin), at_input_start, &scratch->pre, &scratch->pieces);
       for (std::string_view piece : scratch->pieces) model_.EncodePiece(piece, &scratch->bpe, ids);
     }
   }
@@ -234,6 +216,7 @@ Result<std::string> TokenizerImpl::Decode(std::span<const TokenId> ids, const De
   if (decoder_ == DecoderKind::kUnsupported) {
     return Status::Unsupported(origin_ + ": decoder '" + decoder_name_ + "' is not supported; encoding works");
   }
+  if (decoder_ == DecoderKind::kChain) return DecodeTokenTexts(ids, options);
   std::string bytes;
   std::vector<std::string_view> words;
   for (size_t i = 0; i < ids.size(); ++i) {
@@ -269,6 +252,29 @@ Result<std::string> TokenizerImpl::Decode(std::span<const TokenId> ids, const De
   if (IsValidUtf8(bytes)) return bytes;
   std::string repaired;
   AppendRepairedUtf8(bytes, &repaired);
+  return repaired;
+}
+
+Result<std::string> TokenizerImpl::DecodeTokenTexts(std::span<const TokenId> ids, const DecodeOptions& options) const {
+  std::vector<std::string> tokens;
+  tokens.reserve(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const TokenId id = ids[i];
+    if (const AddedTokenSpec* t = added_.FindById(id)) {
+      if (!(t->special && options.skip_special_tokens)) tokens.push_back(t->content);
+      continue;
+    }
+    std::string_view text = model_.TokenText(id);
+    if (text.empty()) {
+      return Status::InvalidArgument("cannot decode id " + std::to_string(id) + " at position " + std::to_string(i) +
+                                     ": it is not in the vocabulary of " + origin_);
+    }
+    tokens.emplace_back(text);
+  }
+  std::string text = token_decoder_->Decode(std::move(tokens));
+  if (IsValidUtf8(text)) return text;
+  std::string repaired;
+  AppendRepairedUtf8(text, &repaired);
   return repaired;
 }
 

@@ -16,6 +16,7 @@
 #include "tokenizer/bpe_model.h"
 #include "tokenizer/normalizer.h"
 #include "tokenizer/pre_tokenizer.h"
+#include "tokenizer/token_decoder.h"
 
 namespace tokenfeed::tokenizer {
 
@@ -25,7 +26,9 @@ struct PostProcessorSpec {
   std::string description = "none";
 };
 
-enum class DecoderKind { kByteLevel, kNone, kUnsupported };
+// kByteLevel: the ByteLevel decoder alone (a fast path on bytes); kChain:
+// any other supported decoder, run on token texts by a TokenDecoder.
+enum class DecoderKind { kByteLevel, kChain, kNone, kUnsupported };
 
 struct EncodeScratch {
   std::string repaired;
@@ -42,7 +45,8 @@ class TokenizerImpl final : public Tokenizer {
  public:
   TokenizerImpl(std::unique_ptr<Normalizer> normalizer, std::unique_ptr<PreTokenizer> pre_tokenizer,
                 std::vector<AddedTokenSpec> added_tokens, BpeModel model, PostProcessorSpec post,
-                DecoderKind decoder, std::string decoder_name, std::string origin);
+                DecoderKind decoder, std::unique_ptr<TokenDecoder> token_decoder, std::string decoder_name,
+                std::string origin);
 
   Status Encode(std::string_view text, std::vector<TokenId>* ids, const EncodeOptions& options) const override;
   Result<size_t> EncodeInto(std::string_view text, std::span<TokenId> out,
@@ -64,6 +68,8 @@ class TokenizerImpl final : public Tokenizer {
   Status EncodeWith(std::string_view text, const EncodeOptions& options, EncodeScratch* scratch,
                     std::vector<TokenId>* ids) const;
   EncodeScratch* ThreadScratch() const;
+  // Decode for DecoderKind::kChain: token texts through the TokenDecoder.
+  Result<std::string> DecodeTokenTexts(std::span<const TokenId> ids, const DecodeOptions& options) const;
   const BpeModel& model() const { return model_; }
 
  private:
@@ -73,6 +79,7 @@ class TokenizerImpl final : public Tokenizer {
   BpeModel model_;
   PostProcessorSpec post_;
   DecoderKind decoder_;
+  std::unique_ptr<TokenDecoder> token_decoder_;  // for kChain
   std::string decoder_name_;
   std::string origin_;
   std::vector<std::string> added_decoded_;  // by index in added_.tokens(): what the decoder makes of each

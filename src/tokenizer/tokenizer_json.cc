@@ -10,7 +10,9 @@
 
 #include <simdjson.h>
 
+#include "base/utf8.h"
 #include "tokenizer/tokenizer_impl.h"
+#include "tokenizer/unicode_class.h"
 
 namespace tokenfeed {
 namespace {
@@ -37,9 +39,25 @@ class TokenizerJsonParser {
     object top;
     if (root.get(top)) return Error("", "the top level is not a JSON object");
 
+    // The pre-tokenizer decides how the vocabulary is spelled: a final
+    // ByteLevel step means byte-level BPE, anything else (none, Metaspace,
+    // Split...) character-level BPE on the normalized text's characters.
+    std::vector<tk::PreTokenizerStage> stages;
+    element pre_el;
+    if (!top["pre_tokenizer"].get(pre_el) && !IsNull(pre_el)) {
+      TF_RETURN_IF_ERROR(ParsePreTokenizer(pre_el, "pre_tokenizer", &stages));
+    }
+    for (size_t i = 0; i + 1 < stages.size(); ++i) {
+      if (stages[i].kind == tk::PreTokenizerStage::Kind::kByteLevel) {
+        return Error("pre_tokenizer", "ByteLevel must be the last pre-tokenizer step");
+      }
+    }
+    const bool byte_level = !stages.empty() && stages.back().kind == tk::PreTokenizerStage::Kind::kByteLevel;
+
     element model_el;
     if (top["model"].get(model_el)) return Error("model", "missing");
     TF_ASSIGN_OR_RETURN(tk::BpeSpec bpe_spec, ParseModel(model_el));
+    bpe_spec.byte_level = byte_level;
     TF_ASSIGN_OR_RETURN(tk::BpeModel model, WithOrigin(tk::BpeModel::Build(bpe_spec)));
 
     std::vector<tk::AddedTokenSpec> added;
@@ -54,19 +72,16 @@ class TokenizerJsonParser {
     if (!top["normalizer"].get(norm_el) && !IsNull(norm_el)) {
       TF_ASSIGN_OR_RETURN(normalizer, ParseNormalizer(norm_el, "normalizer"));
     }
-
-    element pre_el;
-    if (top["pre_tokenizer"].get(pre_el) || IsNull(pre_el)) {
-      return Error("pre_tokenizer", "missing: tokenfeed handles byte-level BPE, which needs a ByteLevel pre-tokenizer");
-    }
-    std::vector<tk::PreTokenizerStage> stages;
-    TF_RETURN_IF_ERROR(ParsePreTokenizer(pre_el, "pre_tokenizer", &stages));
-    if (stages.empty() || stages.back().kind != tk::PreTokenizerStage::Kind::kByteLevel) {
-      return Error("pre_tokenizer", "has no ByteLevel step at the end: only byte-level BPE is supported");
-    }
-    for (size_t i = 0; i + 1 < stages.size(); ++i) {
-      if (stages[i].kind == tk::PreTokenizerStage::Kind::kByteLevel) {
-        return Error("pre_tokenizer", "ByteLevel must be the last pre-tokenizer step");
+    // Metaspace's "first" asks whether a piece starts at offset 0 of the
+    // input; the reference answers from the normalizer's alignments, which a
+    // normalizer that removes the text's first characters moves. tokenfeed
+    // does not track them, so it refuses that pairing rather than differ.
+    for (size_t i = 0; i < stages.size(); ++i) {
+      if (stages[i].kind == tk::PreTokenizerStage::Kind::kMetaspace &&
+          stages[i].prepend == tk::PrependScheme::kFirst && !start_dropping_normalizer_.empty()) {
+        return Unsupported(metaspace_paths_[i] + ".prepend_scheme",
+                           "\"first\" after a normalizer that can remove the text's first characters (" +
+                               start_dropping_normalizer_ + ") is not supported");
       }
     }
 
@@ -79,13 +94,29 @@ class TokenizerJsonParser {
 
     tk::DecoderKind decoder = tk::DecoderKind::kNone;
     std::string decoder_name = "none";
+    std::unique_ptr<tk::TokenDecoder> token_decoder;
     element dec_el;
-    if (!top["decoder"].get(dec_el) && !IsNull(dec_el)) ParseDecoder(dec_el, &decoder, &decoder_name);
+    if (!top["decoder"].get(dec_el) && !IsNull(dec_el)) {
+      std::vector<tk::DecoderStep> steps;
+      Status parsed = ParseDecoder(dec_el, "decoder", &steps, &decoder_name);
+      if (!parsed.ok()) {
+        // An unsupported decoder does not stop loading: encoding does not
+        // need it, and Decode then says which decoder it lacks.
+        decoder = tk::DecoderKind::kUnsupported;
+        if (parsed.code() != StatusCode::kUnsupported) decoder_name = "(malformed)";
+      } else if (byte_level && steps.size() == 1 && steps[0].kind == tk::DecoderStep::Kind::kByteLevel) {
+        decoder = tk::DecoderKind::kByteLevel;
+        decoder_name = "ByteLevel";
+      } else {
+        decoder = tk::DecoderKind::kChain;
+        token_decoder = std::make_unique<tk::TokenDecoder>(std::move(steps));
+      }
+    }
 
     auto pre = std::make_unique<tk::PreTokenizer>(std::move(stages));
     return std::shared_ptr<const Tokenizer>(std::make_shared<tk::TokenizerImpl>(
         std::move(normalizer), std::move(pre), std::move(added), std::move(model), std::move(post), decoder,
-        std::move(decoder_name), origin_));
+        std::move(token_decoder), std::move(decoder_name), origin_));
   }
 
  private:
@@ -296,6 +327,7 @@ class TokenizerJsonParser {
     if (type == "Strip") {
       TF_ASSIGN_OR_RETURN(bool left, GetBool(o, "strip_left", path, true));
       TF_ASSIGN_OR_RETURN(bool right, GetBool(o, "strip_right", path, true));
+      if (left && start_dropping_normalizer_.empty()) start_dropping_normalizer_ = path;
       return tk::MakeStripNormalizer(left, right);
     }
     if (type == "Prepend") {
@@ -305,6 +337,7 @@ class TokenizerJsonParser {
     if (type == "Replace") {
       TF_ASSIGN_OR_RETURN(auto pattern, ParsePattern(o, path));
       TF_ASSIGN_OR_RETURN(std::string content, GetString(o, "content", path));
+      if (content.empty() && start_dropping_normalizer_.empty()) start_dropping_normalizer_ = path;
       return tk::MakeReplaceNormalizer(std::move(pattern), std::move(content));
     }
     return Unsupported(path + ".type", type + " is not a supported normalizer");
@@ -348,6 +381,12 @@ class TokenizerJsonParser {
         if (!m.ok()) return m.status().WithContext(origin_ + ": " + path);
         st.matcher = std::move(m).value();
       }
+    } else if (type == "Metaspace") {
+      st.kind = tk::PreTokenizerStage::Kind::kMetaspace;
+      metaspace_paths_[stages->size()] = path;
+      TF_ASSIGN_OR_RETURN(st.replacement, GetReplacement(o, path));
+      TF_ASSIGN_OR_RETURN(st.prepend, GetPrependScheme(o, path));
+      TF_ASSIGN_OR_RETURN(st.split, GetBool(o, "split", path, true));
     } else {
       return Unsupported(path + ".type", type + " is not a supported pre-tokenizer");
     }
@@ -453,38 +492,109 @@ class TokenizerJsonParser {
     return Unsupported(path + ".type", type + " is not a supported post-processor");
   }
 
-  // An unsupported decoder does not stop loading: encoding does not need it,
-  // and Decode then says which decoder it lacks.
-  void ParseDecoder(const element& e, tk::DecoderKind* kind, std::string* name) {
+  // Metaspace's replacement: exactly one character, as the reference reads it.
+  Result<std::string> GetReplacement(const object& o, const std::string& path) const {
+    TF_ASSIGN_OR_RETURN(std::string rep, GetString(o, "replacement", path));
+    if (rep.empty() || !IsValidUtf8(rep) || CharCount(rep) != 1) {
+      return Error(path + ".replacement", "must be exactly one character, not \"" + rep + "\"");
+    }
+    return rep;
+  }
+  // prepend_scheme ("always", "first", "never"; absent: always). The older
+  // add_prefix_space may stand beside it, but false only with "never".
+  Result<tk::PrependScheme> GetPrependScheme(const object& o, const std::string& path) const {
+    tk::PrependScheme scheme = tk::PrependScheme::kAlways;
+    element e;
+    if (!o["prepend_scheme"].get(e) && !IsNull(e)) {
+      std::string_view v;
+      if (e.get(v)) return Error(path + ".prepend_scheme", "not a string");
+      if (v == "always") scheme = tk::PrependScheme::kAlways;
+      else if (v == "first") scheme = tk::PrependScheme::kFirst;
+      else if (v == "never") scheme = tk::PrependScheme::kNever;
+      else return Error(path + ".prepend_scheme", "'" + std::string(v) + "' is not always, first or never");
+    }
+    TF_ASSIGN_OR_RETURN(bool add_prefix_space, GetBool(o, "add_prefix_space", path, true));
+    if (!add_prefix_space && scheme != tk::PrependScheme::kNever) {
+      return Error(path + ".add_prefix_space", "false contradicts prepend_scheme (absent means \"always\")");
+    }
+    return scheme;
+  }
+  Result<size_t> GetCount(const object& o, std::string_view key, const std::string& path) const {
+    uint64_t v;
+    if (o[key].get(v)) return Error(path + "." + std::string(key), "missing or not a non-negative integer");
+    return static_cast<size_t>(v);
+  }
+  static size_t CharCount(std::string_view s) {
+    size_t n = 0;
+    for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+    return n;
+  }
+
+  // Appends the steps of the decoder at `path`; an error names the first
+  // step this build cannot run (the tokenizer then loads without decoding).
+  Status ParseDecoder(const element& e, const std::string& path, std::vector<tk::DecoderStep>* steps,
+                      std::string* name) {
+    TF_ASSIGN_OR_RETURN(std::string type, GetType(e, path));
     object o;
-    std::string_view type;
-    if (e.get(o) || o["type"].get(type)) {
-      *kind = tk::DecoderKind::kUnsupported;
-      *name = "(malformed)";
-      return;
-    }
-    *name = std::string(type);
-    if (type == "ByteLevel") {
-      *kind = tk::DecoderKind::kByteLevel;
-      return;
-    }
+    if (e.get(o)) return Error(path, "not a JSON object");
+    if (name->empty() || *name == "none") *name = type;
     if (type == "Sequence") {
       array arr;
-      if (!o["decoders"].get(arr) && arr.size() == 1) {
-        object only;
-        std::string_view t;
-        if (!arr.at(0).get(only) && !only["type"].get(t) && t == "ByteLevel") {
-          *kind = tk::DecoderKind::kByteLevel;
-          *name = "ByteLevel";
-          return;
-        }
+      if (o["decoders"].get(arr)) return Error(path + ".decoders", "missing or not an array");
+      size_t i = 0;
+      for (element child : arr) {
+        TF_RETURN_IF_ERROR(ParseDecoder(child, path + ".decoders[" + std::to_string(i++) + "]", steps, name));
       }
+      return Status::OK();
     }
-    *kind = tk::DecoderKind::kUnsupported;
+    tk::DecoderStep step;
+    if (type == "ByteLevel") {
+      step.kind = tk::DecoderStep::Kind::kByteLevel;
+    } else if (type == "ByteFallback") {
+      step.kind = tk::DecoderStep::Kind::kByteFallback;
+    } else if (type == "Fuse") {
+      step.kind = tk::DecoderStep::Kind::kFuse;
+    } else if (type == "Replace") {
+      step.kind = tk::DecoderStep::Kind::kReplace;
+      TF_ASSIGN_OR_RETURN(auto pattern, ParsePattern(o, path));
+      step.pattern = std::move(pattern);
+      TF_ASSIGN_OR_RETURN(step.content, GetString(o, "content", path));
+    } else if (type == "Strip") {
+      step.kind = tk::DecoderStep::Kind::kStrip;
+      TF_ASSIGN_OR_RETURN(std::string content, GetString(o, "content", path));
+      if (content.empty() || !IsValidUtf8(content) || CharCount(content) != 1) {
+        return Error(path + ".content", "must be exactly one character");
+      }
+      step.strip_char = FirstChar(content);
+      TF_ASSIGN_OR_RETURN(step.start, GetCount(o, "start", path));
+      TF_ASSIGN_OR_RETURN(step.stop, GetCount(o, "stop", path));
+    } else if (type == "Metaspace") {
+      step.kind = tk::DecoderStep::Kind::kMetaspace;
+      TF_ASSIGN_OR_RETURN(std::string rep, GetReplacement(o, path));
+      step.strip_char = FirstChar(rep);
+      TF_ASSIGN_OR_RETURN(tk::PrependScheme scheme, GetPrependScheme(o, path));
+      step.prepend_never = scheme == tk::PrependScheme::kNever;
+    } else {
+      *name = type;
+      return Unsupported(path + ".type", "decoder '" + type + "' is not supported; encoding works");
+    }
+    steps->push_back(std::move(step));
+    return Status::OK();
+  }
+  static char32_t FirstChar(std::string_view s) {
+    char32_t c = 0;
+    tk::unicode::DecodeUtf8(reinterpret_cast<const uint8_t*>(s.data()),
+                            reinterpret_cast<const uint8_t*>(s.data()) + s.size(),
+                        &c);
+    return c;
   }
 
   std::string origin_;
   TokenizerOptions options_;
+  // The JSON path of the first normalizer step that can remove the text's
+  // first characters (Strip from the left, Replace with nothing), if any.
+  std::string start_dropping_normalizer_;
+  std::map<size_t, std::string> metaspace_paths_;  // by pre-tokenizer stage index
 };
 
 }  // namespace
