@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "argument.h"
+#include "option_fields.h"
 #include "status_to_exception.h"
 #include "tokenfeed/ingest.h"
 
@@ -179,13 +180,8 @@ IngestOptions OptionsOf(const std::vector<std::string>& inputs, const std::strin
   o.to_uri = to;
   o.tokenizer_path = tokenizer;
   for (auto [key, value] : options) {
-    const std::string name = nb::str(key).c_str();
-    const OptionField* field = nullptr;
-    for (const OptionField& f : kFields) {
-      if (name == f.name) field = &f;
-    }
-    if (field == nullptr) throw nb::type_error(("unexpected keyword argument '" + name + "'").c_str());
-    field->set(o, value, field->name);
+    const OptionField& field = FieldNamed(kFields, nb::str(key).c_str());
+    field.set(o, value, field.name);
   }
   return o;
 }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "argument.h"
+#include "option_fields.h"
 #include "status_to_exception.h"
 #include "tokenfeed/loader.h"
 
@@ -173,13 +174,8 @@ LoaderOptions OptionsOf(const std::vector<std::string>& uris, const std::vector<
   LoaderOptions o;
   o.sources = SourcesOf(uris, weights);
   for (auto [key, value] : kwargs) {
-    const std::string name = nb::str(key).c_str();
-    const OptionField* field = nullptr;
-    for (const OptionField& f : kFields) {
-      if (name == f.name) field = &f;
-    }
-    if (field == nullptr) throw nb::type_error(("unexpected keyword argument '" + name + "'").c_str());
-    field->set(o, value, field->name);
+    const OptionField& field = FieldNamed(kFields, nb::str(key).c_str());
+    field.set(o, value, field.name);
   }
   ThrowIfError(ValidateLoaderOptions(o));
   return o;

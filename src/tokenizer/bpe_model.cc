@@ -307,20 +307,22 @@ void BpeModel::InitialCharSymbols(std::string_view piece, std::vector<uint32_t>*
       symbols->push_back(*id);
       continue;
     }
-    if (byte_fallback_) {
-      bool all = true;
-      for (unsigned char c : s) all = all && byte_fallback_ids_[c] >= 0;
-      if (all) {
-        for (unsigned char c : s) symbols->push_back(static_cast<uint32_t>(byte_fallback_ids_[c]));
-        continue;
-      }
-    }
+    if (AppendByteFallback(s, symbols)) continue;
     if (unk_id_) {
       if (pending_unk && !fuse_unk_) symbols->push_back(*unk_id_);
       pending_unk = true;
     }
   }
   if (pending_unk) symbols->push_back(*unk_id_);
+}
+
+bool BpeModel::AppendByteFallback(std::string_view s, std::vector<uint32_t>* symbols) const {
+  if (!byte_fallback_) return false;
+  for (unsigned char c : s) {
+    if (byte_fallback_ids_[c] < 0) return false;
+  }
+  for (unsigned char c : s) symbols->push_back(static_cast<uint32_t>(byte_fallback_ids_[c]));
+  return true;
 }
 
 void BpeModel::InitialSymbols(std::string_view piece, std::vector<uint32_t>* symbols) const {
@@ -353,14 +355,7 @@ void BpeModel::InitialSymbols(std::string_view piece, std::vector<uint32_t>* sym
       symbols->push_back(*id);
       continue;
     }
-    if (byte_fallback_) {
-      bool all = true;
-      for (unsigned char c : s) all = all && byte_fallback_ids_[c] >= 0;
-      if (all) {
-        for (unsigned char c : s) symbols->push_back(static_cast<uint32_t>(byte_fallback_ids_[c]));
-        continue;
-      }
-    }
+    if (AppendByteFallback(s, symbols)) continue;
     if (unk_id_) {
       if (pending_unk && fuse_unk_) {
         pending_unk->second += 1;

@@ -133,6 +133,10 @@ class BpeModel {
   // fallback and unknown handling) to `symbols`.
   void InitialSymbols(std::string_view piece, std::vector<uint32_t>* symbols) const;
   void InitialCharSymbols(std::string_view piece, std::vector<uint32_t>* symbols) const;
+  // Byte fallback: appends the <0xNN> tokens of every byte of `s` and
+  // returns true, or appends nothing and returns false when byte fallback is
+  // off or a byte has no such token.
+  bool AppendByteFallback(std::string_view s, std::vector<uint32_t>* symbols) const;
   // Whether MergeBoundaries' cuts are exact for this character-level model.
   bool CharBoundariesAreExact(const std::vector<MergeTable::Rule>& rules) const;
   // A cache miss: encodes `piece` and caches its ids under `key`.
