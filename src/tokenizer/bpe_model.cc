@@ -599,18 +599,8 @@ bool BpeModel::EncodeInParts(std::string_view piece, BpeScratch* scratch, std::v
       } else if (!char_level_->AppendCharTokens(p + part, first_len, out)) {
         EncodeByMerges(segment, scratch, out);
       }
-    } else if (segment.size() <= WordCache::kMaxWordBytes) {
-      const WordCache::Key key = WordCache::MakeKey(segment);
-      std::span<const uint32_t> hit;
-      if (cache.Find(segment, key, &hit)) {
-        out->insert(out->end(), hit.begin(), hit.end());
-      } else {
-        const size_t before = out->size();
-        EncodeByMerges(segment, scratch, out);
-        cache.Insert(segment, key, std::span<const uint32_t>(out->data() + before, out->size() - before));
-      }
     } else {
-      EncodeByMerges(segment, scratch, out);
+      EncodeCached(segment, cache, out, [&](std::string_view s) { EncodeByMerges(s, scratch, out); });
     }
     if (end == n) return true;
     part = end;
@@ -635,18 +625,8 @@ bool BpeModel::EncodeCharsInParts(std::string_view piece, BpeScratch* scratch, s
   auto encode_part = [&](std::string_view segment) {
     if (segment.size() == 1 && byte_ids_[static_cast<unsigned char>(segment[0])] >= 0) {
       out->push_back(static_cast<uint32_t>(byte_ids_[static_cast<unsigned char>(segment[0])]));
-    } else if (segment.size() <= WordCache::kMaxWordBytes) {
-      const WordCache::Key key = WordCache::MakeKey(segment);
-      std::span<const uint32_t> hit;
-      if (cache.Find(segment, key, &hit)) {
-        out->insert(out->end(), hit.begin(), hit.end());
-      } else {
-        const size_t before = out->size();
-        MergeBytes(segment, scratch, out);
-        cache.Insert(segment, key, std::span<const uint32_t>(out->data() + before, out->size() - before));
-      }
     } else {
-      MergeBytes(segment, scratch, out);
+      EncodeCached(segment, cache, out, [&](std::string_view s) { MergeBytes(s, scratch, out); });
     }
   };
   size_t part = 0;  // start of the current part

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -155,6 +156,25 @@ class BpeModel {
   bool EncodeInParts(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const;
   // The same for a character-level model, where it never gives up.
   bool EncodeCharsInParts(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const;
+  // A part of a piece through `cache`: its cached ids, or `encode`(part)
+  // appended to *out and cached (parts longer than the cache takes are
+  // encoded only). HOT PATH: inlined into both cutting loops.
+  template <typename Encode>
+  void EncodeCached(std::string_view part, WordCache& cache, std::vector<uint32_t>* out, Encode&& encode) const {
+    if (part.size() > WordCache::kMaxWordBytes) {
+      encode(part);
+      return;
+    }
+    const WordCache::Key key = WordCache::MakeKey(part);
+    std::span<const uint32_t> hit;
+    if (cache.Find(part, key, &hit)) {
+      out->insert(out->end(), hit.begin(), hit.end());
+      return;
+    }
+    const size_t before = out->size();
+    encode(part);
+    cache.Insert(part, key, std::span<const uint32_t>(out->data() + before, out->size() - before));
+  }
   void MergeSmall(BpeScratch* scratch) const;
   void MergeShort(BpeScratch* scratch) const;
   void MergeLong(BpeScratch* scratch) const;
