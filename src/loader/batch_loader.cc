@@ -321,6 +321,7 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
     std::optional<uint32_t> ended;
     Result<std::optional<Batch>> step = ProduceStep(&ended);
     if (step.ok() && !*step) {  // the round ended here: the next one begins, as StartNextRound does
+      if (pieces != nullptr) pieces->clear();  // noted for rows of the step that could not be filled
       BeginNextRound();
       step = ProduceStep(&ended);
       if (step.ok() && !*step) {

@@ -219,6 +219,47 @@ TEST_F(ReplayTest, ReplayAfterAnElasticShardedResumeIsTheYieldedBatches) {
   EXPECT_NE(partial.status().message().find("merge"), std::string::npos) << partial.status().ToString();
 }
 
+TEST_F(ReplayTest, ReplayGoesOnIntoTheNextRoundAsANewIterationDoes) {
+  const std::string a = MakeLinedTopic(dir_, "a", "corpus/a.jsonl", 2, 200);
+  const std::string b = MakeLinedTopic(dir_, "b", "corpus/b.jsonl", 2, 60);
+  LoaderOptions o = Opts({{a, 1}, {b, 1}}, 16, 4);
+  o.eos_id = kEos;
+  auto l = Make(o);
+  ASSERT_NE(l, nullptr);
+  std::vector<std::vector<std::vector<int64_t>>> steps;  // two rounds
+  std::string early;
+  uint64_t round_end = 0;
+  for (int round = 0; round < 2; ++round) {
+    while (true) {
+      if (steps.size() == 3) early = l->State();
+      auto batch = l->Next();
+      ASSERT_TRUE(batch.ok()) << batch.status().ToString();
+      if (!*batch) break;
+      EXPECT_EQ((*batch)->step, steps.size());
+      std::vector<std::vector<int64_t>> rows;
+      for (uint32_t r = 0; r < 4; ++r) rows.push_back(Row(**batch, r));
+      steps.push_back(std::move(rows));
+    }
+    if (round == 0) {
+      round_end = steps.size();
+      ASSERT_TRUE(l->StartNextRound().ok());
+    }
+  }
+  ASSERT_GT(round_end, 10u);
+  ASSERT_GT(steps.size(), round_end + 10);
+  const std::string late = l->State();  // in the second round
+  for (uint64_t k : {uint64_t{1}, round_end - 1, round_end, round_end + 5, uint64_t{steps.size() - 1}}) {
+    for (const std::string* state : std::vector<const std::string*>{&early, &late}) {
+      auto replayed = ReplayStep(*state, k);
+      ASSERT_TRUE(replayed.ok()) << replayed.status().ToString();
+      for (const ReplayRow& row : replayed->rows) {
+        EXPECT_EQ(row.input_ids, steps[k][row.row]) << "step " << k;
+        EXPECT_EQ(RowFromPieces(row, 2, 0), row.input_ids);
+      }
+    }
+  }
+}
+
 // The documents the rows consumed, from their tokens: per (source,
 // partition, offset), the tokens taken (the runs here add no EOS, so that
 // every token names its document).
