@@ -33,6 +33,7 @@ bool ParseNumber(std::string_view text, T* out) {
 struct ContainsQuery {
   bool record = false;
   std::string uri_or_path;
+  std::string head;  // the text before the last ':' (a FILE that holds '@N' too)
   uint32_t partition = 0;
   uint64_t number = 0;  // the offset, or the line
 };
@@ -45,6 +46,7 @@ Result<ContainsQuery> ParseContains(const std::string& text) {
                                    "': give FILE:LINE or URI@PARTITION:OFFSET (numbers in decimal)");
   }
   const std::string head = text.substr(0, colon);
+  q.head = head;
   const size_t at = head.rfind('@');
   if (at != std::string::npos && ParseNumber(std::string_view(head).substr(at + 1), &q.partition)) {
     q.record = true;
@@ -167,10 +169,16 @@ CommandResult RunSeen(const SeenCliOptions& o) {
   if (query->record) {
     bool known = false;
     for (const SeenSource& s : report.sources) known = known || s.uri == query->uri_or_path;
-    if (!known) {
+    if (!known && (query->uri_or_path.starts_with("log:") || query->uri_or_path.starts_with("kafka://"))) {
       return CommandResult::Usage(Status::InvalidArgument("--contains: " + query->uri_or_path +
                                                           " is not one of the state's sources"));
     }
+    if (!known) {  // not a source: a file whose name holds '@N'
+      query->record = false;
+      query->uri_or_path = query->head;
+    }
+  }
+  if (query->record) {
     hits.push_back({query->uri_or_path, query->partition, query->number,
                     SeenContains(report, query->uri_or_path, query->partition, query->number)});
   } else {
