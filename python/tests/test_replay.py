@@ -17,7 +17,7 @@ import pytest
 import torch
 
 import tokenfeed
-from cli_helpers import records, run
+from cli_helpers import deepseek, records, run
 from dataset_helpers import make_topic
 
 OPTS = dict(seq_len=48, seed=5, block_records=32, window_blocks=4, shuffle=True, pack=True)
@@ -81,6 +81,13 @@ def test_replay_through_the_cli_and_the_api_is_the_yielded_batches(sources, tmp_
             assert c["pieces"] == p["pieces"]
         one = tokenfeed.TokenDataset.replay(state, k, rank=1)
         assert [r["input_ids"].tolist() for r in one] == [row.tolist() for row in ranks[1][0][k]]
+    decoded = [json.loads(line) for line in
+               run("replay", "--state", path, "--step", 3, "--rank", 0, "--json", "--decode", "--tokenizer",
+                   deepseek()).stdout.splitlines()]
+    assert len(decoded) == 3
+    tok = tokenfeed.Tokenizer.from_file(deepseek())
+    for r in decoded:
+        assert r["text"] == tok.decode(ranks[0][0][3][r["row"]].tolist())
     text = run("replay", "--state", path, "--step", 3, "--rank", 0).stdout
     assert text.startswith("# step 3 (batch_size 3 x world_size 2), replayed from step 0")
     bad = run("replay", "--state", path, "--step", 3, "--rank", 5, check=False)
