@@ -260,6 +260,56 @@ TEST_F(ReplayTest, ReplayGoesOnIntoTheNextRoundAsANewIterationDoes) {
   }
 }
 
+// A state written before states carried the run's sizes replays when they
+// are given; one without settings (the earliest form) cannot, and says so.
+TEST_F(ReplayTest, OlderStatesReplayWithTheSizesGivenOrSayWhatTheyLack) {
+  const std::string a = MakeLinedTopic(dir_, "a", "corpus/a.jsonl", 2, 300);
+  LoaderOptions o = Opts({{a, 1}}, 16, 4);
+  RankBatches run = RunRank(o, 12, 6);
+  ASSERT_EQ(run.rows.size(), 12u);
+  std::string older = run.state_at_save;
+  const size_t at = older.find(",\"run\":{");
+  ASSERT_NE(at, std::string::npos);
+  older.erase(at, older.find('}', at) + 1 - at);
+  auto refused = ReplayStep(older, 8);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("batch_size and world_size"), std::string::npos)
+      << refused.status().ToString();
+  ReplayOptions sizes;
+  sizes.batch_size = 4;
+  sizes.world_size = 1;
+  for (uint64_t k : {2u, 8u}) {
+    auto replayed = ReplayStep(older, k, sizes);
+    ASSERT_TRUE(replayed.ok()) << replayed.status().ToString();
+    for (const ReplayRow& row : replayed->rows) EXPECT_EQ(row.input_ids, run.rows[k][row.row]);
+  }
+  // Sizes that do not divide the state's samples replay from the start.
+  sizes.batch_size = 5;
+  auto five = ReplayStep(run.state_at_save, 4, sizes);
+  ASSERT_TRUE(five.ok()) << five.status().ToString();
+  EXPECT_EQ(five->started_at_step, 0u);
+  std::string bare = run.state_at_save;
+  const size_t settings = bare.find(",\"settings\":{");
+  ASSERT_NE(settings, std::string::npos);
+  bare.erase(settings, bare.find('}', settings) + 1 - settings);
+  auto no_settings = ReplayStep(bare, 2, sizes);
+  ASSERT_FALSE(no_settings.ok());
+  EXPECT_NE(no_settings.status().message().find("no settings"), std::string::npos)
+      << no_settings.status().ToString();
+  auto no_settings_seen = Seen(bare);
+  ASSERT_FALSE(no_settings_seen.ok());
+  EXPECT_NE(no_settings_seen.status().message().find("no settings"), std::string::npos);
+  // A state of a topic that no longer holds its records names the topic.
+  std::string elsewhere = run.state_at_save;
+  const std::string topic_dir = a.substr(4);
+  for (size_t pos = 0; (pos = elsewhere.find(topic_dir, pos)) != std::string::npos; pos += topic_dir.size() + 5) {
+    elsewhere.replace(pos, topic_dir.size(), topic_dir + "-gone");
+  }
+  auto gone = ReplayStep(elsewhere, 2);
+  ASSERT_FALSE(gone.ok());
+  EXPECT_NE(gone.status().ToString().find("-gone"), std::string::npos) << gone.status().ToString();
+}
+
 // The documents the rows consumed, from their tokens: per (source,
 // partition, offset), the tokens taken (the runs here add no EOS, so that
 // every token names its document).
