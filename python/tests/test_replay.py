@@ -92,6 +92,8 @@ def test_replay_through_the_cli_and_the_api_is_the_yielded_batches(sources, tmp_
     assert text.startswith("# step 3 (batch_size 3 x world_size 2), replayed from step 0")
     bad = run("replay", "--state", path, "--step", 3, "--rank", 5, check=False)
     assert bad.returncode == 1 and "world_size 2" in bad.stderr
+    no_tokenizer = run("replay", "--state", path, "--step", 3, "--decode", check=False)
+    assert no_tokenizer.returncode == 2 and "--tokenizer" in no_tokenizer.stderr
     missing = run("replay", "--state", tmp_path / "nope.json", "--step", 3, check=False)
     assert missing.returncode == 1 and "nope.json" in missing.stderr
 
