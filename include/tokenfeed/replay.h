@@ -7,8 +7,9 @@
 // topics are all replay needs. The step is produced by the loader's own
 // pipeline (the same code that made the batches), started at the state's
 // position when the step is at or after it (a seek, as resume does; only
-// the windows from there to the step are read) and at the run's start
-// otherwise (the windows from the start are read). Rounds (epochs=N) go on
+// the windows from there to the step are read) -- or at the latest other
+// state given (ReplayOptions::other_states) at or before it -- and at the
+// run's start otherwise (the windows from the start are read). Rounds (epochs=N) go on
 // as a new iteration does after the end. Not thread-safe per call; calls
 // are independent.
 #pragma once
@@ -60,6 +61,11 @@ struct ReplayOptions {
   // The step shape; default: the state's (its "run"). A state written before
   // it carried one needs both.
   std::optional<uint32_t> batch_size, world_size;
+  // Other states of the same run (earlier checkpoints): the replay starts
+  // from the latest of them and the state at or before the step (and
+  // holding the shards it reads), so that a step before the state need not
+  // be counted from the run's start. InvalidArgument for one of another run.
+  std::vector<std::string> other_states;
   std::vector<std::string> kafka_properties;
   uint32_t kafka_timeout_ms = 30000;
 };

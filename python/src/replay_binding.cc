@@ -39,8 +39,9 @@ nb::dict PieceDict(const ReplayPiece& p) {
 
 nb::list Replay(const std::string& state, uint64_t step, std::optional<uint32_t> rank,
                 std::optional<uint32_t> batch_size, std::optional<uint32_t> world_size,
-                const std::vector<std::string>& kafka_properties) {
+                const std::vector<std::string>& other_states, const std::vector<std::string>& kafka_properties) {
   ReplayOptions o;
+  o.other_states = other_states;
   o.rank = rank;
   o.batch_size = batch_size;
   o.world_size = world_size;
@@ -116,7 +117,7 @@ nb::dict SeenOf(const std::string& state, const std::vector<std::string>& kafka_
 
 void RegisterReplay(nb::module_& m) {
   m.def("_replay", &Replay, nb::arg("state"), nb::arg("step"), nb::arg("rank").none(), nb::arg("batch_size").none(),
-        nb::arg("world_size").none(), nb::arg("kafka_properties"),
+        nb::arg("world_size").none(), nb::arg("other_states"), nb::arg("kafka_properties"),
         "Global step `step` of the run a loader state belongs to, row by row (tokenfeed::ReplayStep).");
   m.def("_seen", &SeenOf, nb::arg("state"), nb::arg("kafka_properties"),
         "The records a loader state's run consumed (tokenfeed::Seen).");

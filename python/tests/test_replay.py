@@ -90,6 +90,13 @@ def test_replay_through_the_cli_and_the_api_is_the_yielded_batches(sources, tmp_
         assert r["text"] == tok.decode(ranks[0][0][3][r["row"]].tolist())
     text = run("replay", "--state", path, "--step", 3, "--rank", 0).stdout
     assert text.startswith("# step 3 (batch_size 3 x world_size 2), replayed from step 0")
+    earlier = tmp_path / "earlier.json"
+    earlier.write_text(json.dumps(ranks[1][1][6]))
+    out = run("replay", "--state", path, "--from-state", earlier, "--step", 9, "--json").stdout.splitlines()
+    assert [json.loads(line)["pieces"] for line in out] == [
+        r["pieces"] for r in tokenfeed.TokenDataset.replay(state, 9, other_states=[ranks[1][1][6]])]
+    head = run("replay", "--state", path, "--from-state", earlier, "--step", 9).stdout.splitlines()[0]
+    assert head.endswith("replayed from step 6 (3 steps counted past)")
     bad = run("replay", "--state", path, "--step", 3, "--rank", 5, check=False)
     assert bad.returncode == 1 and "world_size 2" in bad.stderr
     no_tokenizer = run("replay", "--state", path, "--step", 3, "--decode", check=False)

@@ -291,6 +291,7 @@ class TokenDataset(IterableDataset):
     @staticmethod
     def replay(state: Mapping[str, Any], step: int, *, rank: int | None = None,
                batch_size: int | None = None, world_size: int | None = None,
+               other_states: Sequence[Mapping[str, Any]] = (),
                kafka_properties: Sequence[str] = ()) -> list[dict[str, Any]]:
         """Global step ``step`` of the run ``state`` (a ``state_dict()``) belongs to, row by row.
 
@@ -306,11 +307,13 @@ class TokenDataset(IterableDataset):
         "bos", "eos", "source": {"kind", "path", "line"}}``. The row's tokens
         are, piece by piece, the loader's BOS when ``bos``, the record's ids
         ``[token_start, token_end)``, its EOS when ``eos``; then ``padding``
-        times ``pad_id``. ``rank=None``: every rank's rows (a sharded state must
-        then hold every shard: ``merge_states``). docs/replay.md.
+        times ``pad_id``. ``rank=None``: every rank's rows. ``other_states``:
+        earlier ``state_dict()``s of the same run; the replay starts from the
+        latest state at or before the step (one holding the shards it reads:
+        for every rank's rows of a sharded run, ``merge_states``). docs/replay.md.
         """
         rows = _ext._replay(_state_json(state), int(step), rank, batch_size, world_size,
-                            list(kafka_properties))
+                            [_state_json(s) for s in other_states], list(kafka_properties))
         for row in rows:
             row["input_ids"] = torch.tensor(row["input_ids"], dtype=torch.int64)
             row["labels"] = torch.tensor(row["labels"], dtype=torch.int64)

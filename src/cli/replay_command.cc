@@ -17,6 +17,7 @@ namespace {
 
 struct ReplayCliOptions {
   std::string state;
+  std::vector<std::string> from_states;
   uint64_t step = 0;
   std::optional<uint32_t> rank, batch_size, world_size;
   bool json = false;
@@ -105,6 +106,10 @@ CommandResult RunReplay(const ReplayCliOptions& o) {
   options.world_size = o.world_size;
   options.kafka_properties = o.kafka_properties;
   options.kafka_timeout_ms = static_cast<uint32_t>(o.kafka_timeout_ms);
+  for (const std::string& path : o.from_states) {
+    TF_ASSIGN_OR_RETURN(std::string other, ReadStateFile(path));
+    options.other_states.push_back(std::move(other));
+  }
   TF_ASSIGN_OR_RETURN(ReplayedStep step, ReplayStep(state, o.step, options));
   std::string out;
   if (!o.json) {
@@ -133,6 +138,9 @@ CommandRunner AddReplayCommand(CLI::App& app) {
                 "source lines of each row");
   cmd->add_option("--state", o->state, "the loader state (JSON) a checkpoint saved")->required();
   cmd->add_option("--step", o->step, "the global step, counting from 0")->required()->check(CLI::NonNegativeNumber);
+  cmd->add_option("--from-state", o->from_states,
+                  "another state of the same run (an earlier checkpoint; repeatable): replay starts from the latest "
+                  "state at or before the step");
   cmd->add_option("--rank", o->rank, "only this rank's rows (default: every rank's)");
   cmd->add_option("--batch-size", o->batch_size, "the run's batch size (default: the state's)");
   cmd->add_option("--world-size", o->world_size, "the run's world size (default: the state's)");

@@ -206,12 +206,37 @@ Result<ReplayedStep> ReplayStep(const std::string& state_json, uint64_t step, co
   }
   TF_RETURN_IF_ERROR(ValidateLoaderOptions(run));
   const uint64_t per_step = uint64_t{B} * W;
-  const uint64_t state_step = state.samples / per_step;
-  const bool from_state = state.samples % per_step == 0 && step >= state_step;
+  // Where to start: the latest of the states (this one and the other
+  // checkpoints given) at or before the step that holds the shards this
+  // replay reads; else the run's start. Each carries the run's fingerprint
+  // and snapshot, which loading checks against the settings read from it.
+  std::string start = StartOfRun(state);
+  uint64_t start_samples = 0;
+  std::vector<const std::string*> candidates = {&state_json};
+  for (const std::string& other : options.other_states) candidates.push_back(&other);
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    auto parsed = loader::ParseLoaderState(*candidates[i]);
+    if (!parsed.ok()) return parsed.status().WithContext("other state " + std::to_string(i - 1));
+    if (parsed->fingerprint != state.fingerprint || parsed->snapshot != state.snapshot ||
+        parsed->shard_count != state.shard_count) {
+      return Status::InvalidArgument("other state " + std::to_string(i - 1) +
+                                     " is of another run than the state (its settings or snapshot differ)");
+    }
+    if (parsed->samples % per_step != 0 || parsed->samples / per_step > step || parsed->samples < start_samples) {
+      continue;
+    }
+    bool holds = true;  // every shard this replay reads
+    for (uint32_t shard = 0; parsed->shard_count > 1 && shard < parsed->shard_count; ++shard) {
+      if (run.world_size > 1 && shard % run.world_size != run.rank) continue;
+      holds = holds && std::any_of(parsed->shards.begin(), parsed->shards.end(),
+                                   [&](const loader::ShardState& part) { return part.shard == shard; });
+    }
+    if (!holds) continue;
+    start = *candidates[i];
+    start_samples = parsed->samples;
+  }
   TF_ASSIGN_OR_RETURN(auto replayer, loader::OpenStepReplayer(run));
-  // Either carries the state's fingerprint and snapshot, which loading
-  // checks against the settings read from it.
-  TF_RETURN_IF_ERROR(replayer->Load(from_state ? state_json : StartOfRun(state)));
+  TF_RETURN_IF_ERROR(replayer->Load(start));
   ReplayedStep out;
   out.step = step;
   out.batch_size = B;

@@ -75,6 +75,7 @@ class ReplayTest : public ::testing::Test {
 struct RankBatches {
   std::vector<std::vector<std::vector<int64_t>>> rows;  // [step][row]
   std::vector<std::vector<uint32_t>> sources;           // [step][row]
+  std::vector<std::string> states;                      // [step]: before it
   std::string state_at_save;
 };
 
@@ -88,6 +89,7 @@ RankBatches RunRank(LoaderOptions o, uint32_t steps, uint32_t save_at, const std
   }
   for (uint32_t k = 0; k < steps; ++k) {
     if (k == save_at) out.state_at_save = l->State();
+    out.states.push_back(l->State());
     auto b = l->Next();
     EXPECT_TRUE(b.ok() && *b) << (b.ok() ? "end of data" : b.status().ToString());
     if (!b.ok() || !*b) break;
@@ -144,6 +146,23 @@ TEST_F(ReplayTest, ReplayedStepsOfAShuffledMixedPackedRunAreTheYieldedBatches) {
     ASSERT_EQ(rank1->rows.size(), kBatch);
     for (const ReplayRow& row : rank1->rows) EXPECT_EQ(row.input_ids, ranks[1].rows[k][row.row]);
   }
+  // An earlier checkpoint of the run: a step before the state starts there.
+  ReplayOptions earlier;
+  earlier.other_states = {ranks[1].states[8], ranks[0].states[50]};
+  for (uint64_t k : {5u, 8u, 20u, 40u, 55u}) {
+    auto replayed = ReplayStep(state, k, earlier);
+    ASSERT_TRUE(replayed.ok()) << replayed.status().ToString();
+    EXPECT_EQ(replayed->started_at_step, k < 8 ? 0u : k < 35 ? 8u : k < 50 ? 35u : 50u) << "step " << k;
+    for (const ReplayRow& row : replayed->rows) EXPECT_EQ(row.input_ids, ranks[row.rank].rows[k][row.row]);
+  }
+  LoaderOptions reseeded = Opts({{a, 2}, {b, 1}}, 24, kBatch);
+  reseeded.eos_id = kEos;
+  reseeded.seed = 8;
+  ReplayOptions foreign;
+  foreign.other_states = {RunRank(reseeded, 2, 2).state_at_save};
+  auto mixed = ReplayStep(state, 5, foreign);
+  ASSERT_FALSE(mixed.ok());
+  EXPECT_NE(mixed.status().message().find("another run"), std::string::npos) << mixed.status().ToString();
   // Wrong inputs are named.
   ReplayOptions bad;
   bad.rank = 2;
@@ -177,8 +196,8 @@ TEST_F(ReplayTest, ReplayAfterAnElasticShardedResumeIsTheYieldedBatches) {
   ASSERT_TRUE(merged.ok()) << merged.status().ToString();
   std::vector<std::string> later_states;
   for (uint32_t r = 0; r < 4; ++r) {
-    second.push_back(RunRank(opts(2, r, 4), 25, 25, *merged));
-    ASSERT_EQ(second.back().rows.size(), 25u);
+    second.push_back(RunRank(opts(2, r, 4), 26, 25, *merged));
+    ASSERT_EQ(second.back().rows.size(), 26u);
     later_states.push_back(second.back().state_at_save);
   }
   auto later = MergeLoaderStates(later_states);
@@ -212,11 +231,18 @@ TEST_F(ReplayTest, ReplayAfterAnElasticShardedResumeIsTheYieldedBatches) {
       EXPECT_EQ(row.input_ids, first[row.rank].rows[k][row.row]) << "step " << k << " rank " << row.rank;
     }
   }
-  // Every rank's rows from the state on need every shard: one rank's state
-  // has only its own (before it, the run's start holds them all).
+  // Every rank's rows need every shard: one rank's state has only its own,
+  // so the replay starts at the run's start (which holds them all).
   auto partial = ReplayStep(later_states[0], 45);
-  ASSERT_FALSE(partial.ok());
-  EXPECT_NE(partial.status().message().find("merge"), std::string::npos) << partial.status().ToString();
+  ASSERT_TRUE(partial.ok()) << partial.status().ToString();
+  EXPECT_EQ(partial->started_at_step, 0u);
+  for (const ReplayRow& row : partial->rows) EXPECT_EQ(row.input_ids, second[row.rank].rows[25][row.row]);
+  ReplayOptions own;
+  own.rank = 0;
+  auto from_own = ReplayStep(later_states[0], 45, own);
+  ASSERT_TRUE(from_own.ok()) << from_own.status().ToString();
+  EXPECT_EQ(from_own->started_at_step, 45u);
+  for (const ReplayRow& row : from_own->rows) EXPECT_EQ(row.input_ids, second[0].rows[25][row.row]);
 }
 
 TEST_F(ReplayTest, ReplayGoesOnIntoTheNextRoundAsANewIterationDoes) {
