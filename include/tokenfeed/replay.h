@@ -36,11 +36,14 @@ struct ReplayPiece {
   uint32_t token_start = 0, token_end = 0;  // of the record's stored ids
   uint32_t stored = 0;                      // ids the record stores
   bool bos = false, eos = false;
-  // Where the record's document came from (record.h): "file" (path, line of
-  // its first byte) or "message" (a raw topic's URI, partition as line).
+  // Where the record's document came from (record.h): "file" (the input's
+  // path, the line of the document's first byte and that byte's offset) or
+  // "message" (a raw topic's URI as path, the message's partition as line
+  // and its offset as byte_offset).
   std::string source_kind;
   std::string source_path;
   uint64_t source_line = 0;
+  uint64_t source_byte_offset = 0;
 };
 
 struct ReplayRow {

@@ -29,10 +29,17 @@ nb::dict PieceDict(const ReplayPiece& p) {
   d["token_end"] = p.token_end;
   d["bos"] = p.bos;
   d["eos"] = p.eos;
-  nb::dict source;
+  nb::dict source;  // as the CLI's --json and `tokenfeed inspect --json` have it
   source["kind"] = p.source_kind;
-  source["path"] = p.source_path;
-  source["line"] = p.source_line;
+  if (p.source_kind == "message") {
+    source["topic"] = p.source_path;
+    source["partition"] = p.source_line;
+    source["offset"] = p.source_byte_offset;
+  } else {
+    source["path"] = p.source_path;
+    source["line"] = p.source_line;
+    source["byte_offset"] = p.source_byte_offset;
+  }
   d["source"] = source;
   return d;
 }

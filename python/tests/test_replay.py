@@ -54,7 +54,7 @@ def _rebuild(row, recs):
     ids = []
     for p in row["pieces"]:
         rec = recs[(p["uri"], p["partition"], p["offset"])]
-        assert p["source"] == {"kind": "file", "path": rec["source"]["path"], "line": rec["source"]["line"]}
+        assert p["source"] == rec["source"]  # as `tokenfeed inspect --json` prints it
         assert not p["bos"] and not p["eos"]  # the records carry their EOS (ingest --add-eos)
         ids += rec["ids"][p["token_start"]:p["token_end"]]
     return ids + [0] * row["padding"]

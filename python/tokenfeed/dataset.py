@@ -304,7 +304,9 @@ class TokenDataset(IterableDataset):
         ``input_ids`` and ``labels`` (int64 tensors, as the batch had them),
         ``padding`` and ``pieces``, the record slices the row was packed from in
         order: ``{"uri", "partition", "offset", "token_start", "token_end",
-        "bos", "eos", "source": {"kind", "path", "line"}}``. The row's tokens
+        "bos", "eos", "source"}`` (``source`` as ``tokenfeed inspect --json``
+        prints it: ``{"kind": "file", "path", "line", "byte_offset"}`` or
+        ``{"kind": "message", "topic", "partition", "offset"}``). The row's tokens
         are, piece by piece, the loader's BOS when ``bos``, the record's ids
         ``[token_start, token_end)``, its EOS when ``eos``; then ``padding``
         times ``pad_id``. ``rank=None``: every rank's rows. ``other_states``:

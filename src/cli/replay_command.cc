@@ -52,10 +52,18 @@ void AppendRowJson(const ReplayRow& r, const Tokenizer* tok, std::string* out) {
     j.Key("token_end").Uint(p.token_end);
     j.Key("bos").Bool(p.bos);
     j.Key("eos").Bool(p.eos);
+    // As `tokenfeed inspect --json` prints a record's source.
     j.Key("source").BeginObject();
     j.Key("kind").String(p.source_kind);
-    j.Key("path").String(p.source_path);
-    j.Key("line").Uint(p.source_line);
+    if (p.source_kind == "message") {
+      j.Key("topic").String(p.source_path);
+      j.Key("partition").Uint(p.source_line);
+      j.Key("offset").Uint(p.source_byte_offset);
+    } else {
+      j.Key("path").String(p.source_path);
+      j.Key("line").Uint(p.source_line);
+      j.Key("byte_offset").Uint(p.source_byte_offset);
+    }
     j.EndObject();
     j.EndObject();
   }

@@ -84,6 +84,7 @@ class RecordNamer {
     piece->source_kind = view->source_kind() == record::SourceKind::kFile ? "file" : "message";
     piece->source_path = std::string(view->source_path());
     piece->source_line = view->source_line();
+    piece->source_byte_offset = view->source_byte_offset();
     return Status::OK();
   }
 
