@@ -6,6 +6,7 @@
 // yielded batches consumed.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -52,13 +53,17 @@ std::string MakeLinedTopic(const ScopedTempDir& dir, const std::string& name, co
 // The row the pieces describe: BOS, the record's ids [a, b), EOS, in order,
 // then the padding; the ids of document d are 1000 * d + i, and the piece's
 // source line says d.
-std::vector<int64_t> RowFromPieces(const ReplayRow& r, uint32_t partitions, uint32_t pad_id) {
+std::vector<int64_t> RowFromPieces(const ReplayRow& r, uint32_t partitions, uint32_t pad_id,
+                                   std::optional<uint32_t> bos = std::nullopt) {
   std::vector<int64_t> row;
   for (const ReplayPiece& p : r.pieces) {
     const uint64_t d = p.source_line - 1;
     EXPECT_EQ(p.offset * partitions + p.partition, d) << "the record at the piece's offset is line " << p.source_line;
     EXPECT_EQ(p.stored, DocLen(static_cast<uint32_t>(d)));
-    EXPECT_FALSE(p.bos);
+    if (p.bos) {
+      EXPECT_TRUE(bos.has_value());
+      row.push_back(bos.value_or(0));
+    }
     for (uint32_t i = p.token_start; i < p.token_end; ++i) row.push_back(int64_t{kStride} * d + i);
     if (p.eos) row.push_back(kEos);
   }
@@ -284,6 +289,32 @@ TEST_F(ReplayTest, ReplayGoesOnIntoTheNextRoundAsANewIterationDoes) {
       }
     }
   }
+}
+
+TEST_F(ReplayTest, UnpackedRowsWithBosAreTheirDocumentsTruncatedAndPadded) {
+  const std::string a = MakeLinedTopic(dir_, "a", "corpus/a.jsonl", 2, 400);
+  LoaderOptions o = Opts({{a, 1}}, 20, 4);
+  o.pack = false;
+  o.bos_id = 998;
+  o.eos_id = kEos;
+  o.pad_id = 3;
+  RankBatches run = RunRank(o, 30, 12);
+  ASSERT_EQ(run.rows.size(), 30u);
+  uint32_t padded = 0, cut = 0;
+  for (uint64_t k : {0u, 11u, 12u, 29u}) {
+    auto replayed = ReplayStep(run.state_at_save, k);
+    ASSERT_TRUE(replayed.ok()) << replayed.status().ToString();
+    for (const ReplayRow& row : replayed->rows) {
+      EXPECT_EQ(row.input_ids, run.rows[k][row.row]);
+      EXPECT_EQ(RowFromPieces(row, 2, 3, 998), row.input_ids);
+      ASSERT_EQ(row.pieces.size(), 1u);  // one document a row
+      EXPECT_TRUE(row.pieces[0].bos);
+      padded += row.padding > 0;
+      cut += row.pieces[0].token_end < row.pieces[0].stored;
+    }
+  }
+  EXPECT_GT(padded, 0u);
+  EXPECT_GT(cut, 0u);
 }
 
 // A state written before states carried the run's sizes replays when they
