@@ -170,3 +170,40 @@ def test_replay_after_an_elastic_sharded_resume(sources):
     for k in (0, 9):  # the first part, in its own sizes
         for row in tokenfeed.TokenDataset.replay(later, k, batch_size=4, world_size=2):
             assert row["input_ids"].tolist() == first[row["rank"]][0][k][row["row"]].tolist()
+
+
+@pytest.mark.kafka
+def test_replay_and_seen_over_kafka(kafka_broker, tmp_path):
+    from kafka_helpers import LocalKafka
+
+    from cli_helpers import deepseek, write_jsonl
+
+    texts = [f"document {i}: " + " ".join(["data", "pipeline", "token", "Kafka"][(i * j) % 4] for j in range(i % 60))
+             for i in range(900)]
+    write_jsonl(tmp_path / "docs.jsonl", texts)
+    uri = kafka_broker.uri(LocalKafka.new_topic("replay"))
+    run("ingest", "--tokenizer", deepseek(), "--input", tmp_path / "docs.jsonl", "--to", uri, "--partitions", "3",
+        "--add-eos", "--progress", "never", "--kafka-timeout-ms", "20000")
+    recs = {(uri, r["partition"], r["offset"]): r for r in records(uri)}
+    rows, states = _batches([uri], [1], rank=0, world=1, batch=4, steps=12)
+    path = tmp_path / "loader.json"
+    path.write_text(json.dumps(states[8]))
+    for k in (2, 8, 11):
+        cli_rows = [json.loads(line) for line in run("replay", "--state", path, "--step", k, "--json").stdout.splitlines()]
+        api_rows = tokenfeed.TokenDataset.replay(states[8], k)
+        for c, p in zip(cli_rows, api_rows, strict=True):
+            assert _rebuild(c, recs) == rows[k][c["row"]].tolist() == p["input_ids"].tolist()
+    report = json.loads(run("seen", "--state", tmp_path / "loader.json", "--json").stdout)
+    assert report["step"] == 8 and report["sources"][0]["tokens"] == 8 * 4 * OPTS["seq_len"]
+    taken = {}
+    for k in range(8):
+        for row in tokenfeed.TokenDataset.replay(states[8], k):
+            for p in row["pieces"]:
+                key = (p["partition"], p["offset"])
+                taken[key] = taken.get(key, 0) + p["token_end"] - p["token_start"]
+    whole = [key for key, n in taken.items() if n == len(recs[(uri, *key)]["ids"])]
+    untouched = next(key[1:] for key in recs if key[1:] not in taken)
+    for key, expected in ((whole[0], "yes"), (untouched, "no")):
+        answer = json.loads(run("seen", "--state", path, "--contains", f"{uri}@{key[0]}:{key[1]}",
+                                "--json").stdout)["answer"]
+        assert answer == expected, key
