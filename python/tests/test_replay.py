@@ -98,7 +98,7 @@ def test_replay_through_the_cli_and_the_api_is_the_yielded_batches(sources, tmp_
     head = run("replay", "--state", path, "--from-state", earlier, "--step", 9).stdout.splitlines()[0]
     assert head.endswith("replayed from step 6 (3 steps counted past)")
     bad = run("replay", "--state", path, "--step", 3, "--rank", 5, check=False)
-    assert bad.returncode == 1 and "world_size 2" in bad.stderr
+    assert bad.returncode == 2 and "world_size 2" in bad.stderr
     no_tokenizer = run("replay", "--state", path, "--step", 3, "--decode", check=False)
     assert no_tokenizer.returncode == 2 and "--tokenizer" in no_tokenizer.stderr
     missing = run("replay", "--state", tmp_path / "nope.json", "--step", 3, check=False)

@@ -118,6 +118,16 @@ CommandResult RunReplay(const ReplayCliOptions& o) {
     TF_ASSIGN_OR_RETURN(std::string other, ReadStateFile(path));
     options.other_states.push_back(std::move(other));
   }
+  // A rank the run did not have is a wrong command line, as inspect's
+  // partition past the topic's is.
+  if (o.rank) {
+    TF_ASSIGN_OR_RETURN(LoaderOptions run, LoaderOptionsFromState(state));
+    const uint32_t world = o.world_size.value_or(run.world_size);
+    if (*o.rank >= world) {
+      return CommandResult::Usage(Status::OutOfRange("--rank " + std::to_string(*o.rank) + ": the run has world_size " +
+                                                     std::to_string(world) + " (ranks count from 0)"));
+    }
+  }
   TF_ASSIGN_OR_RETURN(ReplayedStep step, ReplayStep(state, o.step, options));
   std::string out;
   if (!o.json) {
