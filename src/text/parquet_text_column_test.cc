@@ -1,0 +1,374 @@
+// ParquetTextColumn and the DocumentReader over Parquet files, on files
+// written here through Arrow's own Parquet writer (snappy, zstd, several row
+// groups, nested and dotted columns). Built only with Parquet support.
+#include "text/parquet_text_column.h"
+
+#include <arrow/api.h>
+#include <arrow/io/file.h>
+#include <parquet/arrow/writer.h>
+#include <parquet/properties.h>
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "text/binary_input.h"
+#include "text/document_reader.h"
+#include "text/text_test_files.h"
+
+namespace tokenfeed::text {
+namespace {
+
+using testing::TempDir;
+
+std::shared_ptr<arrow::Array> Strings(const std::vector<std::optional<std::string>>& values) {
+  arrow::StringBuilder b;
+  for (const auto& v : values) {
+    if (v) {
+      EXPECT_TRUE(b.Append(*v).ok());
+    } else {
+      EXPECT_TRUE(b.AppendNull().ok());
+    }
+  }
+  return b.Finish().ValueOrDie();
+}
+
+std::shared_ptr<arrow::Array> Ints(size_t n) {
+  arrow::Int64Builder b;
+  for (size_t i = 0; i < n; ++i) EXPECT_TRUE(b.Append(static_cast<int64_t>(i) * 7).ok());
+  return b.Finish().ValueOrDie();
+}
+
+void WriteTable(const std::shared_ptr<arrow::Table>& table, const std::string& path,
+                arrow::Compression::type compression, int64_t row_group_rows) {
+  auto out = arrow::io::FileOutputStream::Open(path).ValueOrDie();
+  auto props = parquet::WriterProperties::Builder().compression(compression)->build();
+  ASSERT_TRUE(parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), out, row_group_rows, props).ok());
+  ASSERT_TRUE(out->Close().ok());
+}
+
+std::vector<std::optional<std::string>> SampleTexts(size_t n) {
+  std::vector<std::optional<std::string>> texts;
+  for (size_t i = 0; i < n; ++i) {
+    if (i % 5 == 3) {
+      texts.push_back(std::nullopt);
+    } else {
+      texts.push_back("document " + std::to_string(i) + " — données 数据 " + std::string(i % 7, 'x'));
+    }
+  }
+  return texts;
+}
+
+// text (with nulls), id, and url: a FineWeb-like shape.
+std::string WriteSample(const TempDir& dir, const std::string& name, size_t n, arrow::Compression::type compression,
+                        int64_t row_group_rows) {
+  auto texts = SampleTexts(n);
+  std::vector<std::optional<std::string>> urls;
+  for (size_t i = 0; i < n; ++i) urls.push_back("https://example.org/" + std::to_string(i));
+  auto schema = arrow::schema({arrow::field("id", arrow::int64()), arrow::field("text", arrow::utf8()),
+                               arrow::field("url", arrow::utf8())});
+  auto table = arrow::Table::Make(schema, {Ints(n), Strings(texts), Strings(urls)});
+  std::string path = dir.Path(name);
+  WriteTable(table, path, compression, row_group_rows);
+  return path;
+}
+
+std::vector<ParquetTextColumn::Row> ReadRows(ParquetTextColumn* column, std::vector<std::string>* texts) {
+  std::vector<ParquetTextColumn::Row> rows;
+  ParquetTextColumn::Row row;
+  for (;;) {
+    Result<bool> got = column->Next(&row);
+    EXPECT_TRUE(got.ok()) << got.status().ToString();
+    if (!got.ok() || !*got) break;
+    texts->push_back(row.text ? std::string(*row.text) : std::string("<null>"));
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+TEST(ParquetTextColumnTest, ReadsEveryRowOfEveryRowGroupWhateverTheCompression) {
+  TempDir dir;
+  for (auto compression : {arrow::Compression::SNAPPY, arrow::Compression::ZSTD, arrow::Compression::UNCOMPRESSED}) {
+    std::string path = WriteSample(dir, "s.parquet", 23, compression, 5);
+    auto column = ParquetTextColumn::Open(path, "text", 0, /*batch_rows=*/3);
+    ASSERT_TRUE(column.ok()) << column.status().ToString();
+    EXPECT_EQ((*column)->rows(), 23u);
+    EXPECT_EQ((*column)->row_groups(), 5u);
+    std::vector<std::string> texts;
+    auto rows = ReadRows(column->get(), &texts);
+    auto want = SampleTexts(23);
+    ASSERT_EQ(rows.size(), 23u);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      EXPECT_EQ(rows[i].index, i);
+      EXPECT_EQ(rows[i].row_group, i / 5);
+      EXPECT_EQ(texts[i], want[i] ? *want[i] : "<null>");
+    }
+  }
+}
+
+TEST(ParquetTextColumnTest, StartsAtAnyRow) {
+  TempDir dir;
+  std::string path = WriteSample(dir, "s.parquet", 17, arrow::Compression::ZSTD, 4);
+  for (uint64_t first = 0; first <= 17; ++first) {
+    auto column = ParquetTextColumn::Open(path, "text", first, 3);
+    ASSERT_TRUE(column.ok()) << column.status().ToString();
+    std::vector<std::string> texts;
+    auto rows = ReadRows(column->get(), &texts);
+    ASSERT_EQ(rows.size(), 17 - first) << first;
+    if (!rows.empty()) {
+      EXPECT_EQ(rows.front().index, first);
+      EXPECT_EQ(rows.front().row_group, first / 4);
+    }
+  }
+  auto past = ParquetTextColumn::Open(path, "text", 18);
+  ASSERT_FALSE(past.ok());
+  EXPECT_NE(past.status().message().find("row 18 but the file has 17 rows"), std::string::npos)
+      << past.status().ToString();
+}
+
+TEST(ParquetTextColumnTest, NestedAndDottedColumnNames) {
+  TempDir dir;
+  auto lang = Strings({"en", "fr", "de"});
+  auto meta_type = arrow::struct_({arrow::field("lang", arrow::utf8()), arrow::field("body", arrow::utf8())});
+  // The second row's struct is null as a whole, its body not.
+  std::shared_ptr<arrow::Buffer> validity = arrow::AllocateBitmap(3).ValueOrDie();
+  uint8_t* bits = validity->mutable_data();
+  bits[0] = 0b101;
+  auto meta = std::make_shared<arrow::StructArray>(
+      meta_type, 3, std::vector<std::shared_ptr<arrow::Array>>{lang, Strings({"a", "b", "c"})}, validity, 1);
+  auto dotted = Strings({"dot 0", "dot 1", "dot 2"});
+  auto schema = arrow::schema({arrow::field("meta", meta_type), arrow::field("meta.url", arrow::utf8()),
+                               arrow::field("n", arrow::int64())});
+  std::string path = dir.Path("nested.parquet");
+  WriteTable(arrow::Table::Make(schema, {meta, dotted, Ints(3)}), path, arrow::Compression::SNAPPY, 2);
+
+  auto read = [&](const std::string& field) {
+    std::vector<std::string> texts;
+    auto column = ParquetTextColumn::Open(path, field, 0);
+    EXPECT_TRUE(column.ok()) << column.status().ToString();
+    if (column.ok()) ReadRows(column->get(), &texts);
+    return texts;
+  };
+  EXPECT_EQ(read("meta.body"), (std::vector<std::string>{"a", "<null>", "c"}));  // the struct's null applies
+  EXPECT_EQ(read("meta.lang"), (std::vector<std::string>{"en", "<null>", "de"}));
+  EXPECT_EQ(read("meta.url"), (std::vector<std::string>{"dot 0", "dot 1", "dot 2"}));  // a top-level name first
+
+  auto missing = ParquetTextColumn::Open(path, "meta.title", 0);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(missing.status().message().find("'" + path +
+                                            "' has no column 'meta.title' ('meta' has the fields: lang, body)"),
+            std::string::npos)
+      << missing.status().ToString();
+  auto not_struct = ParquetTextColumn::Open(path, "n.x", 0);
+  ASSERT_FALSE(not_struct.ok());
+  EXPECT_NE(not_struct.status().message().find("'n' is int64, not a struct with a field 'x'"), std::string::npos)
+      << not_struct.status().ToString();
+  auto whole_struct = ParquetTextColumn::Open(path, "meta", 0);
+  ASSERT_FALSE(whole_struct.ok());
+  EXPECT_NE(whole_struct.status().message().find("column 'meta' is struct<"), std::string::npos)
+      << whole_struct.status().ToString();
+}
+
+TEST(ParquetTextColumnTest, LargeStringColumnsAreRead) {
+  TempDir dir;
+  arrow::LargeStringBuilder b;
+  ASSERT_TRUE(b.Append("large one").ok());
+  ASSERT_TRUE(b.Append("large two").ok());
+  auto schema = arrow::schema({arrow::field("content", arrow::large_utf8())});
+  std::string path = dir.Path("large.parquet");
+  WriteTable(arrow::Table::Make(schema, {b.Finish().ValueOrDie()}), path, arrow::Compression::ZSTD, 10);
+  auto column = ParquetTextColumn::Open(path, "content", 1);
+  ASSERT_TRUE(column.ok()) << column.status().ToString();
+  std::vector<std::string> texts;
+  ReadRows(column->get(), &texts);
+  EXPECT_EQ(texts, (std::vector<std::string>{"large two"}));
+}
+
+TEST(ParquetTextColumnTest, BadFilesAndColumnsAreNamed) {
+  TempDir dir;
+  std::string path = WriteSample(dir, "s.parquet", 30, arrow::Compression::SNAPPY, 10);
+
+  auto no_column = ParquetTextColumn::Open(path, "content", 0);
+  ASSERT_FALSE(no_column.ok());
+  EXPECT_EQ(no_column.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(no_column.status().message().find("'" + path + "' has no column 'content' (its columns: id, text, url)"),
+            std::string::npos)
+      << no_column.status().ToString();
+
+  auto not_string = ParquetTextColumn::Open(path, "id", 0);
+  ASSERT_FALSE(not_string.ok());
+  EXPECT_NE(not_string.status().message().find("'" + path + "': column 'id' is int64, not a string column"),
+            std::string::npos)
+      << not_string.status().ToString();
+
+  auto absent = ParquetTextColumn::Open(dir.Path("absent.parquet"), "text", 0);
+  ASSERT_FALSE(absent.ok());
+  EXPECT_EQ(absent.status().code(), StatusCode::kNotFound) << absent.status().ToString();
+
+  std::string text = dir.Write("plain.parquet", "this is text, not Parquet\n");
+  auto not_parquet = ParquetTextColumn::Open(text, "text", 0);
+  ASSERT_FALSE(not_parquet.ok());
+  EXPECT_EQ(not_parquet.status().code(), StatusCode::kCorruption);
+  EXPECT_NE(not_parquet.status().message().find("'" + text + "': not a readable Parquet file"), std::string::npos)
+      << not_parquet.status().ToString();
+
+  // Cut short: the footer is gone.
+  std::string cut = dir.Path("cut.parquet");
+  WriteSample(dir, "cut.parquet", 30, arrow::Compression::SNAPPY, 10);
+  testing::TruncateFile(cut, testing::FileSize(cut) / 2);
+  auto truncated = ParquetTextColumn::Open(cut, "text", 0);
+  ASSERT_FALSE(truncated.ok());
+  EXPECT_NE(truncated.status().message().find("'" + cut + "'"), std::string::npos) << truncated.status().ToString();
+
+  // Damaged inside a data page, footer intact: the error comes while reading
+  // and names the file and the row group.
+  std::string damaged = WriteSample(dir, "damaged.parquet", 3000, arrow::Compression::UNCOMPRESSED, 1000);
+  {
+    std::string bytes(testing::FileSize(damaged), '\0');
+    FILE* f = std::fopen(damaged.c_str(), "r+b");
+    ASSERT_NE(f, nullptr);
+    ASSERT_EQ(std::fread(bytes.data(), 1, bytes.size(), f), bytes.size());
+    // Overwrite the page headers of the first text column chunk region with garbage.
+    size_t at = bytes.find("document 1");
+    ASSERT_NE(at, std::string::npos);
+    std::fseek(f, static_cast<long>(at - 40), SEEK_SET);
+    std::string junk(60, '\xff');
+    std::fwrite(junk.data(), 1, junk.size(), f);
+    std::fclose(f);
+  }
+  auto opened = ParquetTextColumn::Open(damaged, "text", 0);
+  if (opened.ok()) {
+    ParquetTextColumn::Row row;
+    Status failed;
+    for (int i = 0; i < 4000; ++i) {
+      Result<bool> got = (*opened)->Next(&row);
+      if (!got.ok()) {
+        failed = got.status();
+        break;
+      }
+      if (!*got) break;
+    }
+    ASSERT_FALSE(failed.ok()) << "damaged pages were read without an error";
+    EXPECT_NE(failed.message().find("'" + damaged + "'"), std::string::npos) << failed.ToString();
+  } else {
+    EXPECT_NE(opened.status().message().find("'" + damaged + "'"), std::string::npos) << opened.status().ToString();
+  }
+}
+
+struct ReadResult {
+  std::vector<std::string> texts;
+  std::vector<uint64_t> lines, offsets, sequences;
+  std::vector<ResumePoint> next;
+  std::vector<std::string> rejects;
+  uint64_t files_ended = 0;
+};
+
+ReadResult ReadDocuments(const std::vector<std::string>& paths, ReaderOptions options, ResumePoint start = {}) {
+  ReadResult out;
+  auto reader = DocumentReader::Open(SourceSet::FromPaths(paths), options, start);
+  EXPECT_TRUE(reader.ok()) << reader.status().ToString();
+  if (!reader.ok()) return out;
+  for (;;) {
+    Result<ReadEvent> e = (*reader)->Next();
+    EXPECT_TRUE(e.ok()) << e.status().ToString();
+    if (!e.ok() || *e == ReadEvent::kEnd) break;
+    if (*e == ReadEvent::kDocument) {
+      const Document& d = (*reader)->document();
+      out.texts.emplace_back(d.text);
+      out.lines.push_back(d.position.line);
+      out.offsets.push_back(d.position.byte_offset);
+      out.sequences.push_back(d.sequence);
+      out.next.push_back(d.next);
+    } else if (*e == ReadEvent::kReject) {
+      const Reject& r = (*reader)->reject();
+      out.rejects.push_back(std::string(DropReasonName(r.reason)) + "@" + std::to_string(r.line) + ": " + r.message);
+    } else {
+      ++out.files_ended;
+    }
+  }
+  return out;
+}
+
+TEST(ParquetDocumentsTest, RowsBecomeDocumentsLikeJsonlLines) {
+  TempDir dir;
+  std::string a = WriteSample(dir, "a.parquet", 12, arrow::Compression::SNAPPY, 5);
+  std::string b = WriteSample(dir, "b.parquet", 7, arrow::Compression::ZSTD, 3);
+  ReadResult r = ReadDocuments({a, b}, ReaderOptions{});
+  auto want = SampleTexts(12);
+  std::vector<std::string> texts;
+  for (const auto& t : want) {
+    if (t) texts.push_back(*t);
+  }
+  for (const auto& t : SampleTexts(7)) {
+    if (t) texts.push_back(*t);
+  }
+  EXPECT_EQ(r.texts, texts);
+  EXPECT_EQ(r.files_ended, 2u);
+  // Row 3 (line 4) and row 8 of a, row 3 of b have a null text.
+  ASSERT_EQ(r.rejects.size(), 3u);
+  EXPECT_EQ(r.rejects[0], "missing_field@4: row 3 (row group 0) has no text: column 'text' is null");
+  EXPECT_EQ(r.lines[0], 1u);
+  EXPECT_EQ(r.offsets[0], 0u);
+  EXPECT_EQ(r.lines[3], 5u);  // row 4 after the null row 3
+  EXPECT_EQ(r.offsets[3], 4u);
+
+  // Resuming from every document's next gives exactly the rest.
+  for (size_t k = 0; k < r.next.size(); ++k) {
+    ReadResult rest = ReadDocuments({a, b}, ReaderOptions{}, r.next[k]);
+    std::vector<std::string> want_rest(r.texts.begin() + static_cast<long>(k) + 1, r.texts.end());
+    EXPECT_EQ(rest.texts, want_rest) << "after document " << k;
+    if (!rest.sequences.empty()) EXPECT_EQ(rest.sequences.front(), k + 1);
+  }
+  // A resume point as the ingest rebuilds it from a record: the document's own row.
+  ResumePoint at{0, 6, 7, 0, 5, a};
+  ReadResult from = ReadDocuments({a, b}, ReaderOptions{}, at);
+  ASSERT_FALSE(from.texts.empty());
+  EXPECT_EQ(from.texts.front(), *want[6]);
+  EXPECT_EQ(from.sequences.front(), 5u);
+
+  ReaderOptions other;
+  other.json_field = "url";
+  EXPECT_EQ(ReadDocuments({b}, other).texts.size(), 7u);
+}
+
+TEST(ParquetDocumentsTest, TooLongAndInvalidUtf8RowsAreRejected) {
+  TempDir dir;
+  auto schema = arrow::schema({arrow::field("text", arrow::utf8())});
+  std::string path = dir.Path("r.parquet");
+  WriteTable(arrow::Table::Make(schema, {Strings({"short", std::string(100, 'y'), "bad \xff byte"})}), path,
+             arrow::Compression::SNAPPY, 2);
+  ReaderOptions o;
+  o.max_document_bytes = 50;
+  o.utf8 = Utf8Policy::kReject;
+  ReadResult r = ReadDocuments({path}, o);
+  EXPECT_EQ(r.texts, (std::vector<std::string>{"short"}));
+  ASSERT_EQ(r.rejects.size(), 2u);
+  EXPECT_EQ(r.rejects[0].rfind("too_long@2: document of 100 bytes", 0), 0u) << r.rejects[0];
+  EXPECT_EQ(r.rejects[1], "invalid_utf8@3: invalid UTF-8 in row 2 at byte 4 of its text");
+  o.utf8 = Utf8Policy::kReplace;
+  EXPECT_EQ(ReadDocuments({path}, o).texts.back(), "bad \xEF\xBF\xBD byte");
+}
+
+TEST(ParquetDocumentsTest, ParquetFilesPassTheTextCheckByNameOrFormat) {
+  TempDir dir;
+  std::string path = WriteSample(dir, "a.parquet", 3, arrow::Compression::SNAPPY, 5);
+  EXPECT_TRUE(CheckTextInputs(SourceSet::FromPaths({path}), InputFormat::kAuto).ok());
+  EXPECT_TRUE(CheckTextInputs(SourceSet::FromPaths({path}), InputFormat::kParquet).ok());
+  // Under another name it is still refused, saying how to read it.
+  std::string renamed = dir.Path("export.txt");
+  ASSERT_EQ(std::rename(path.c_str(), renamed.c_str()), 0);
+  Status s = CheckTextInputs(SourceSet::FromPaths({renamed}), InputFormat::kAuto);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("give it the extension .parquet, or read it with the parquet format"), std::string::npos)
+      << s.ToString();
+  ReaderOptions o;
+  o.format = InputFormat::kParquet;
+  EXPECT_EQ(ReadDocuments({renamed}, o).texts.size(), 3u);
+  EXPECT_EQ(DocumentReader::FormatForPath("x/A.PARQUET", InputFormat::kAuto), InputFormat::kParquet);
+  EXPECT_EQ(DocumentReader::FormatForPath("x/a.parquet.gz", InputFormat::kAuto), InputFormat::kText);
+}
+
+}  // namespace
+}  // namespace tokenfeed::text
