@@ -71,7 +71,7 @@ def content(recs):
 
 def test_parquet_rows_ingest_to_the_same_records_as_the_same_jsonl(tmp_path):
     texts = texts_for(3000, seed=11)
-    pq_dir, js_dir = tmp_path / "pq", tmp_path / "js"
+    pq_dir, js_dir = tmp_path / "in_pq", tmp_path / "in_js"
     pq_dir.mkdir()
     js_dir.mkdir()
     # Two files, several row groups each, one snappy and one zstd.

@@ -1,277 +1,75 @@
-// ParquetTextColumn over Apache Arrow's C++ Parquet reader. The only file
-// that includes Arrow or Parquet headers; Arrow's Status and Parquet's
-// exceptions become tokenfeed Statuses here.
+// ParquetTextColumn::Open: loads the Arrow plugin (libtokenfeed_parquet.so)
+// once, with RTLD_LOCAL | RTLD_DEEPBIND, so that neither side's symbols
+// replace the other's (Arrow's libraries export their own simdjson, OpenSSL,
+// protobuf...), and calls its entry point.
 #include "text/parquet_text_column.h"
 
-#include <arrow/api.h>
-#include <arrow/io/file.h>
-#include <parquet/arrow/reader.h>
-#include <parquet/arrow/schema.h>
-#include <parquet/exception.h>
-#include <parquet/file_reader.h>
-#include <parquet/metadata.h>
+#include <dlfcn.h>
 
-#include <sys/stat.h>
-
-#include <cerrno>
-#include <exception>
-#include <vector>
+#include <cstdlib>
+#include <mutex>
 
 namespace tokenfeed::text {
 namespace {
 
-std::vector<std::string> SplitDots(std::string_view s) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  for (;;) {
-    size_t dot = s.find('.', start);
-    parts.emplace_back(s.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
-    if (dot == std::string_view::npos) return parts;
-    start = dot + 1;
-  }
-}
+#ifdef TOKENFEED_PARQUET_PLUGIN
+struct Plugin {
+  ParquetOpenFunction open = nullptr;
+  std::string error;  // why it could not be loaded
+};
 
-bool IsStringType(const arrow::DataType& type) {
-  switch (type.id()) {
-    case arrow::Type::STRING:
-    case arrow::Type::LARGE_STRING:
-    case arrow::Type::STRING_VIEW:
-      return true;
-    default:
-      return false;
-  }
+const Plugin& LoadPlugin() {
+  static Plugin plugin;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // TOKENFEED_PARQUET_PLUGIN in the environment names another copy (an
+    // installed one); by default the one this build made.
+    const char* env = std::getenv("TOKENFEED_PARQUET_PLUGIN");
+    const std::string path = env != nullptr && *env != '\0' ? env : TOKENFEED_PARQUET_PLUGIN;
+    void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+    if (handle == nullptr) {
+      const char* e = ::dlerror();
+      plugin.error = "the Parquet plugin " + path + " could not be loaded (" + (e ? e : "unknown error") +
+                     "); rebuild tokenfeed, or set TOKENFEED_PARQUET_PLUGIN to libtokenfeed_parquet.so";
+      return;
+    }
+    void* entry = ::dlsym(handle, kParquetOpenSymbol);
+    if (entry == nullptr) {
+      plugin.error = "the Parquet plugin " + path + " has no " + kParquetOpenSymbol + "; rebuild tokenfeed";
+      return;
+    }
+    plugin.open = reinterpret_cast<ParquetOpenFunction>(entry);
+  });
+  return plugin;
 }
-
-std::string ColumnList(const std::vector<parquet::arrow::SchemaField>& fields) {
-  std::string list;
-  for (const auto& f : fields) {
-    if (!list.empty()) list += ", ";
-    list += f.field->name();
-  }
-  return list.empty() ? "none" : list;
-}
-
-Status FromArrow(const arrow::Status& s, const std::string& path, std::string_view doing) {
-  std::string m = "'" + path + "': " + std::string(doing) + ": " + s.ToString();
-  if (s.IsIOError()) return Status::IoError(std::move(m));
-  return Status::Corruption(std::move(m));
-}
+#endif
 
 }  // namespace
 
-struct ParquetTextColumn::Impl {
-  std::string path;
-  std::vector<std::string> steps;  // names below the top-level column, to the string leaf
-  std::unique_ptr<parquet::arrow::FileReader> reader;
-  std::unique_ptr<arrow::RecordBatchReader> batches;
-  std::vector<uint64_t> group_starts;  // first row of each row group, then the row count
-  uint64_t file_bytes = 0;
-  std::shared_ptr<arrow::Array> values;  // the current batch's string array
-  int64_t in_batch = 0;
-  uint64_t next_row = 0;  // file row index of values[in_batch]
-  uint64_t skip = 0;      // rows still to pass over before first_row
-  uint32_t group = 0;     // row group of next_row
-
-  Status ReadBatch(bool* got);
-  std::optional<std::string_view> Value(int64_t i) const;
-};
-
-bool ParquetTextColumn::Available() { return true; }
-
-ParquetTextColumn::ParquetTextColumn(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-ParquetTextColumn::~ParquetTextColumn() = default;
-
-uint64_t ParquetTextColumn::rows() const { return impl_->group_starts.back(); }
-uint32_t ParquetTextColumn::row_groups() const { return static_cast<uint32_t>(impl_->group_starts.size() - 1); }
-uint64_t ParquetTextColumn::file_bytes() const { return impl_->file_bytes; }
+bool ParquetTextColumn::Available() {
+#ifdef TOKENFEED_PARQUET_PLUGIN
+  return true;
+#else
+  return false;
+#endif
+}
 
 Result<std::unique_ptr<ParquetTextColumn>> ParquetTextColumn::Open(const std::string& path, std::string_view field,
                                                                    uint64_t first_row, size_t batch_rows) {
-  auto impl = std::make_unique<Impl>();
-  impl->path = path;
-  try {
-    // The system's reason (NotFound, permission) before Arrow's wording of it.
-    if (struct stat st; ::stat(path.c_str(), &st) != 0) return Status::FromErrno(errno, "open", path);
-    auto file = arrow::io::ReadableFile::Open(path);
-    if (!file.ok()) return FromArrow(file.status(), path, "cannot open it");
-    auto size = (*file)->GetSize();
-    if (!size.ok()) return FromArrow(size.status(), path, "cannot read its size");
-    impl->file_bytes = static_cast<uint64_t>(*size);
-    std::unique_ptr<parquet::ParquetFileReader> parquet_reader;
-    try {
-      parquet_reader = parquet::ParquetFileReader::Open(*file);
-    } catch (const std::exception& e) {
-      return Status::Corruption("'" + path + "': not a readable Parquet file (" + e.what() + ")");
-    }
-    const std::shared_ptr<parquet::FileMetaData> meta = parquet_reader->metadata();
-    impl->group_starts.reserve(static_cast<size_t>(meta->num_row_groups()) + 1);
-    uint64_t rows = 0;
-    for (int g = 0; g < meta->num_row_groups(); ++g) {
-      impl->group_starts.push_back(rows);
-      const int64_t n = meta->RowGroup(g)->num_rows();
-      if (n < 0) return Status::Corruption("'" + path + "': row group " + std::to_string(g) + " has a negative row count");
-      rows += static_cast<uint64_t>(n);
-    }
-    impl->group_starts.push_back(rows);
-
-    parquet::ArrowReaderProperties props(/*use_threads=*/false);
-    props.set_batch_size(static_cast<int64_t>(batch_rows == 0 ? 1 : batch_rows));
-    auto made = parquet::arrow::FileReader::Make(arrow::default_memory_pool(), std::move(parquet_reader), props);
-    if (!made.ok()) return FromArrow(made.status(), path, "cannot read its schema");
-    impl->reader = std::move(*made);
-
-    // The column: a top-level name first (a column may be named "meta.url"),
-    // then a dotted path into struct columns.
-    const auto& top = impl->reader->manifest().schema_fields;
-    const parquet::arrow::SchemaField* at = nullptr;
-    int top_index = -1;
-    for (size_t i = 0; i < top.size(); ++i) {
-      if (top[i].field->name() == field) {
-        at = &top[i];
-        top_index = static_cast<int>(i);
-        break;
-      }
-    }
-    if (at == nullptr) {
-      std::vector<std::string> parts = SplitDots(field);
-      const std::vector<parquet::arrow::SchemaField>* level = &top;
-      std::string walked;
-      for (size_t k = 0; k < parts.size(); ++k) {
-        const parquet::arrow::SchemaField* next = nullptr;
-        for (const auto& f : *level) {
-          if (f.field->name() == parts[k]) next = &f;
-        }
-        if (next == nullptr) {
-          return Status::InvalidArgument(
-              "'" + path + "' has no column '" + std::string(field) + "'" +
-              (walked.empty() ? " (its columns: " + ColumnList(top) + ")"
-                              : " ('" + walked + "' has the fields: " + ColumnList(*level) + ")") +
-              "; give the text column with --field");
-        }
-        if (k > 0) impl->steps.push_back(parts[k]);
-        if (k + 1 < parts.size() && next->field->type()->id() != arrow::Type::STRUCT) {
-          return Status::InvalidArgument("'" + path + "': column '" + std::string(field) + "': '" +
-                                         (walked.empty() ? parts[k] : walked + "." + parts[k]) + "' is " +
-                                         next->field->type()->ToString() + ", not a struct with a field '" +
-                                         parts[k + 1] + "'");
-        }
-        walked += (walked.empty() ? "" : ".") + parts[k];
-        at = next;
-        level = &next->children;
-        if (k == 0) {
-          for (size_t i = 0; i < top.size(); ++i) {
-            if (&top[i] == next) top_index = static_cast<int>(i);
-          }
-        }
-      }
-    }
-    (void)top_index;
-    if (!at->is_leaf() || !IsStringType(*at->field->type())) {
-      return Status::InvalidArgument("'" + path + "': column '" + std::string(field) + "' is " +
-                                     at->field->type()->ToString() +
-                                     ", not a string column; give the text column with --field");
-    }
-
-    if (first_row > rows) {
-      return Status::InvalidArgument("'" + path + "': resume point names row " + std::to_string(first_row) +
-                                     " but the file has " + std::to_string(rows) +
-                                     " rows; it changed since the point was recorded");
-    }
-    // Start at the row group holding first_row and pass over the rows before it.
-    uint32_t g = 0;
-    while (g + 1 < impl->group_starts.size() && impl->group_starts[g + 1] <= first_row) ++g;
-    impl->group = g;
-    impl->next_row = impl->group_starts[g];
-    impl->skip = first_row - impl->group_starts[g];
-    std::vector<int> groups;
-    for (int i = static_cast<int>(g); i < meta->num_row_groups(); ++i) groups.push_back(i);
-    if (!groups.empty()) {
-      auto batches = impl->reader->GetRecordBatchReader(groups, {at->column_index});
-      if (!batches.ok()) return FromArrow(batches.status(), path, "cannot read column '" + std::string(field) + "'");
-      impl->batches = std::move(*batches);
-    }
-  } catch (const std::exception& e) {
-    return Status::Corruption("'" + path + "': not a readable Parquet file (" + e.what() + ")");
-  }
-  return std::unique_ptr<ParquetTextColumn>(new ParquetTextColumn(std::move(impl)));
-}
-
-Status ParquetTextColumn::Impl::ReadBatch(bool* got) {
-  *got = false;
-  values.reset();
-  in_batch = 0;
-  if (!batches) return Status::OK();
-  std::shared_ptr<arrow::RecordBatch> batch;
-  if (arrow::Status s = batches->ReadNext(&batch); !s.ok()) {
-    return FromArrow(s, path, "cannot read row group " + std::to_string(group));
-  }
-  if (!batch) return Status::OK();
-  if (batch->num_columns() != 1) {
-    return Status::Corruption("'" + path + "': the reader returned " + std::to_string(batch->num_columns()) +
-                              " columns for one");
-  }
-  std::shared_ptr<arrow::Array> array = batch->column(0);
-  for (const std::string& name : steps) {
-    if (array->type_id() != arrow::Type::STRUCT) {
-      return Status::Corruption("'" + path + "': field '" + name + "' is not below a struct");
-    }
-    auto& st = static_cast<const arrow::StructArray&>(*array);
-    const int index = st.struct_type()->GetFieldIndex(name);
-    if (index < 0) return Status::Corruption("'" + path + "': struct has no field '" + name + "'");
-    auto child = st.GetFlattenedField(index);  // the struct's nulls apply to the field
-    if (!child.ok()) return FromArrow(child.status(), path, "cannot read field '" + name + "'");
-    array = std::move(*child);
-  }
-  if (!IsStringType(*array->type())) {
-    return Status::Corruption("'" + path + "': column read as " + array->type()->ToString() + ", not a string");
-  }
-  values = std::move(array);
-  *got = true;
-  return Status::OK();
-}
-
-std::optional<std::string_view> ParquetTextColumn::Impl::Value(int64_t i) const {
-  if (values->IsNull(i)) return std::nullopt;
-  switch (values->type_id()) {
-    case arrow::Type::STRING:
-      return static_cast<const arrow::StringArray&>(*values).GetView(i);
-    case arrow::Type::LARGE_STRING:
-      return static_cast<const arrow::LargeStringArray&>(*values).GetView(i);
-    default:
-      return static_cast<const arrow::StringViewArray&>(*values).GetView(i);
-  }
-}
-
-Result<bool> ParquetTextColumn::Next(Row* row) {
-  Impl& m = *impl_;
-  try {
-    for (;;) {
-      while (!m.values || m.in_batch >= m.values->length()) {
-        bool got = false;
-        TF_RETURN_IF_ERROR(m.ReadBatch(&got));
-        if (!got) {
-          if (m.next_row != m.group_starts.back()) {
-            return Status::Corruption("'" + m.path + "': the row groups held " + std::to_string(m.next_row) +
-                                      " rows, but its metadata says " + std::to_string(m.group_starts.back()));
-          }
-          return false;
-        }
-      }
-      while (m.group + 1 < m.group_starts.size() && m.group_starts[m.group + 1] <= m.next_row) ++m.group;
-      const int64_t i = m.in_batch++;
-      const uint64_t index = m.next_row++;
-      if (m.skip > 0) {
-        --m.skip;
-        continue;
-      }
-      row->text = m.Value(i);
-      row->index = index;
-      row->row_group = m.group;
-      return true;
-    }
-  } catch (const std::exception& e) {
-    return Status::Corruption("'" + m.path + "': row group " + std::to_string(m.group) + ": " + e.what());
-  }
+#ifdef TOKENFEED_PARQUET_PLUGIN
+  const Plugin& plugin = LoadPlugin();
+  if (plugin.open == nullptr) return Status::Unsupported("'" + path + "': " + plugin.error);
+  std::unique_ptr<ParquetTextColumn> column;
+  TF_RETURN_IF_ERROR(plugin.open(path, field, first_row, batch_rows, &column));
+  return column;
+#else
+  (void)field;
+  (void)first_row;
+  (void)batch_rows;
+  return Status::Unsupported("'" + path +
+                             "': Parquet support was not built in (build tokenfeed with "
+                             "-DTOKENFEED_WITH_PARQUET=ON; docs/ingest.md), or export the text as JSONL");
+#endif
 }
 
 }  // namespace tokenfeed::text

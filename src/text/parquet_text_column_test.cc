@@ -3,74 +3,43 @@
 // groups, nested and dotted columns). Built only with Parquet support.
 #include "text/parquet_text_column.h"
 
-#include <arrow/api.h>
-#include <arrow/io/file.h>
-#include <parquet/arrow/writer.h>
-#include <parquet/properties.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "text/binary_input.h"
 #include "text/document_reader.h"
+#include "text/parquet_test_fixtures.h"
 #include "text/text_test_files.h"
 
 namespace tokenfeed::text {
+namespace testing {
+
+void WriteParquetFixture(const std::string& arguments) {
+  const std::string command = std::string(TOKENFEED_PARQUET_FIXTURE_WRITER) + " " + arguments;
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+}
+
+}  // namespace testing
+
 namespace {
 
+using testing::SampleParquetTexts;
 using testing::TempDir;
+using testing::WriteParquetFixture;
 
-std::shared_ptr<arrow::Array> Strings(const std::vector<std::optional<std::string>>& values) {
-  arrow::StringBuilder b;
-  for (const auto& v : values) {
-    if (v) {
-      EXPECT_TRUE(b.Append(*v).ok());
-    } else {
-      EXPECT_TRUE(b.AppendNull().ok());
-    }
-  }
-  return b.Finish().ValueOrDie();
-}
-
-std::shared_ptr<arrow::Array> Ints(size_t n) {
-  arrow::Int64Builder b;
-  for (size_t i = 0; i < n; ++i) EXPECT_TRUE(b.Append(static_cast<int64_t>(i) * 7).ok());
-  return b.Finish().ValueOrDie();
-}
-
-void WriteTable(const std::shared_ptr<arrow::Table>& table, const std::string& path,
-                arrow::Compression::type compression, int64_t row_group_rows) {
-  auto out = arrow::io::FileOutputStream::Open(path).ValueOrDie();
-  auto props = parquet::WriterProperties::Builder().compression(compression)->build();
-  ASSERT_TRUE(parquet::arrow::WriteTable(*table, arrow::default_memory_pool(), out, row_group_rows, props).ok());
-  ASSERT_TRUE(out->Close().ok());
-}
-
-std::vector<std::optional<std::string>> SampleTexts(size_t n) {
-  std::vector<std::optional<std::string>> texts;
-  for (size_t i = 0; i < n; ++i) {
-    if (i % 5 == 3) {
-      texts.push_back(std::nullopt);
-    } else {
-      texts.push_back("document " + std::to_string(i) + " — données 数据 " + std::string(i % 7, 'x'));
-    }
-  }
-  return texts;
-}
+std::vector<std::optional<std::string>> SampleTexts(size_t n) { return SampleParquetTexts(n); }
 
 // text (with nulls), id, and url: a FineWeb-like shape.
-std::string WriteSample(const TempDir& dir, const std::string& name, size_t n, arrow::Compression::type compression,
+std::string WriteSample(const TempDir& dir, const std::string& name, size_t n, const std::string& compression,
                         int64_t row_group_rows) {
-  auto texts = SampleTexts(n);
-  std::vector<std::optional<std::string>> urls;
-  for (size_t i = 0; i < n; ++i) urls.push_back("https://example.org/" + std::to_string(i));
-  auto schema = arrow::schema({arrow::field("id", arrow::int64()), arrow::field("text", arrow::utf8()),
-                               arrow::field("url", arrow::utf8())});
-  auto table = arrow::Table::Make(schema, {Ints(n), Strings(texts), Strings(urls)});
   std::string path = dir.Path(name);
-  WriteTable(table, path, compression, row_group_rows);
+  WriteParquetFixture("sample " + path + " " + std::to_string(n) + " " + compression + " " +
+                      std::to_string(row_group_rows));
   return path;
 }
 
@@ -89,7 +58,7 @@ std::vector<ParquetTextColumn::Row> ReadRows(ParquetTextColumn* column, std::vec
 
 TEST(ParquetTextColumnTest, ReadsEveryRowOfEveryRowGroupWhateverTheCompression) {
   TempDir dir;
-  for (auto compression : {arrow::Compression::SNAPPY, arrow::Compression::ZSTD, arrow::Compression::UNCOMPRESSED}) {
+  for (const char* compression : {"snappy", "zstd", "none"}) {
     std::string path = WriteSample(dir, "s.parquet", 23, compression, 5);
     auto column = ParquetTextColumn::Open(path, "text", 0, /*batch_rows=*/3);
     ASSERT_TRUE(column.ok()) << column.status().ToString();
@@ -109,7 +78,7 @@ TEST(ParquetTextColumnTest, ReadsEveryRowOfEveryRowGroupWhateverTheCompression) 
 
 TEST(ParquetTextColumnTest, StartsAtAnyRow) {
   TempDir dir;
-  std::string path = WriteSample(dir, "s.parquet", 17, arrow::Compression::ZSTD, 4);
+  std::string path = WriteSample(dir, "s.parquet", 17, "zstd", 4);
   for (uint64_t first = 0; first <= 17; ++first) {
     auto column = ParquetTextColumn::Open(path, "text", first, 3);
     ASSERT_TRUE(column.ok()) << column.status().ToString();
@@ -129,19 +98,8 @@ TEST(ParquetTextColumnTest, StartsAtAnyRow) {
 
 TEST(ParquetTextColumnTest, NestedAndDottedColumnNames) {
   TempDir dir;
-  auto lang = Strings({"en", "fr", "de"});
-  auto meta_type = arrow::struct_({arrow::field("lang", arrow::utf8()), arrow::field("body", arrow::utf8())});
-  // The second row's struct is null as a whole, its body not.
-  std::shared_ptr<arrow::Buffer> validity = arrow::AllocateBitmap(3).ValueOrDie();
-  uint8_t* bits = validity->mutable_data();
-  bits[0] = 0b101;
-  auto meta = std::make_shared<arrow::StructArray>(
-      meta_type, 3, std::vector<std::shared_ptr<arrow::Array>>{lang, Strings({"a", "b", "c"})}, validity, 1);
-  auto dotted = Strings({"dot 0", "dot 1", "dot 2"});
-  auto schema = arrow::schema({arrow::field("meta", meta_type), arrow::field("meta.url", arrow::utf8()),
-                               arrow::field("n", arrow::int64())});
   std::string path = dir.Path("nested.parquet");
-  WriteTable(arrow::Table::Make(schema, {meta, dotted, Ints(3)}), path, arrow::Compression::SNAPPY, 2);
+  WriteParquetFixture("nested " + path);
 
   auto read = [&](const std::string& field) {
     std::vector<std::string> texts;
@@ -173,12 +131,8 @@ TEST(ParquetTextColumnTest, NestedAndDottedColumnNames) {
 
 TEST(ParquetTextColumnTest, LargeStringColumnsAreRead) {
   TempDir dir;
-  arrow::LargeStringBuilder b;
-  ASSERT_TRUE(b.Append("large one").ok());
-  ASSERT_TRUE(b.Append("large two").ok());
-  auto schema = arrow::schema({arrow::field("content", arrow::large_utf8())});
   std::string path = dir.Path("large.parquet");
-  WriteTable(arrow::Table::Make(schema, {b.Finish().ValueOrDie()}), path, arrow::Compression::ZSTD, 10);
+  WriteParquetFixture("large " + path);
   auto column = ParquetTextColumn::Open(path, "content", 1);
   ASSERT_TRUE(column.ok()) << column.status().ToString();
   std::vector<std::string> texts;
@@ -188,7 +142,7 @@ TEST(ParquetTextColumnTest, LargeStringColumnsAreRead) {
 
 TEST(ParquetTextColumnTest, BadFilesAndColumnsAreNamed) {
   TempDir dir;
-  std::string path = WriteSample(dir, "s.parquet", 30, arrow::Compression::SNAPPY, 10);
+  std::string path = WriteSample(dir, "s.parquet", 30, "snappy", 10);
 
   auto no_column = ParquetTextColumn::Open(path, "content", 0);
   ASSERT_FALSE(no_column.ok());
@@ -216,7 +170,7 @@ TEST(ParquetTextColumnTest, BadFilesAndColumnsAreNamed) {
 
   // Cut short: the footer is gone.
   std::string cut = dir.Path("cut.parquet");
-  WriteSample(dir, "cut.parquet", 30, arrow::Compression::SNAPPY, 10);
+  WriteSample(dir, "cut.parquet", 30, "snappy", 10);
   testing::TruncateFile(cut, testing::FileSize(cut) / 2);
   auto truncated = ParquetTextColumn::Open(cut, "text", 0);
   ASSERT_FALSE(truncated.ok());
@@ -224,7 +178,7 @@ TEST(ParquetTextColumnTest, BadFilesAndColumnsAreNamed) {
 
   // Damaged inside a data page, footer intact: the error comes while reading
   // and names the file and the row group.
-  std::string damaged = WriteSample(dir, "damaged.parquet", 3000, arrow::Compression::UNCOMPRESSED, 1000);
+  std::string damaged = WriteSample(dir, "damaged.parquet", 3000, "none", 1000);
   {
     std::string bytes(testing::FileSize(damaged), '\0');
     FILE* f = std::fopen(damaged.c_str(), "r+b");
@@ -293,8 +247,8 @@ ReadResult ReadDocuments(const std::vector<std::string>& paths, ReaderOptions op
 
 TEST(ParquetDocumentsTest, RowsBecomeDocumentsLikeJsonlLines) {
   TempDir dir;
-  std::string a = WriteSample(dir, "a.parquet", 12, arrow::Compression::SNAPPY, 5);
-  std::string b = WriteSample(dir, "b.parquet", 7, arrow::Compression::ZSTD, 3);
+  std::string a = WriteSample(dir, "a.parquet", 12, "snappy", 5);
+  std::string b = WriteSample(dir, "b.parquet", 7, "zstd", 3);
   ReadResult r = ReadDocuments({a, b}, ReaderOptions{});
   auto want = SampleTexts(12);
   std::vector<std::string> texts;
@@ -335,10 +289,8 @@ TEST(ParquetDocumentsTest, RowsBecomeDocumentsLikeJsonlLines) {
 
 TEST(ParquetDocumentsTest, TooLongAndInvalidUtf8RowsAreRejected) {
   TempDir dir;
-  auto schema = arrow::schema({arrow::field("text", arrow::utf8())});
   std::string path = dir.Path("r.parquet");
-  WriteTable(arrow::Table::Make(schema, {Strings({"short", std::string(100, 'y'), "bad \xff byte"})}), path,
-             arrow::Compression::SNAPPY, 2);
+  WriteParquetFixture("limits " + path);
   ReaderOptions o;
   o.max_document_bytes = 50;
   o.utf8 = Utf8Policy::kReject;
@@ -353,7 +305,7 @@ TEST(ParquetDocumentsTest, TooLongAndInvalidUtf8RowsAreRejected) {
 
 TEST(ParquetDocumentsTest, ParquetFilesPassTheTextCheckByNameOrFormat) {
   TempDir dir;
-  std::string path = WriteSample(dir, "a.parquet", 3, arrow::Compression::SNAPPY, 5);
+  std::string path = WriteSample(dir, "a.parquet", 3, "snappy", 5);
   EXPECT_TRUE(CheckTextInputs(SourceSet::FromPaths({path}), InputFormat::kAuto).ok());
   EXPECT_TRUE(CheckTextInputs(SourceSet::FromPaths({path}), InputFormat::kParquet).ok());
   // Under another name it is still refused, saying how to read it.
