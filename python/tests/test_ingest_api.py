@@ -187,3 +187,19 @@ def test_an_arrow_stream_with_nulls_and_bad_columns(tmp_path):
         tokenfeed.ingest(table, to=f"log:{tmp_path}/u", tokenizer=deepseek(), field="n.x", progress="never")
     with pytest.raises(TypeError, match="text_mode= applies to files"):
         tokenfeed.ingest(table, to=f"log:{tmp_path}/u", tokenizer=deepseek(), text_mode="line")
+
+
+def test_a_parquet_file_is_read_or_refused_as_not_built_in(tmp_path):
+    pa = _pyarrow()
+    import pyarrow.parquet as pq
+    path = tmp_path / "rows.parquet"
+    pq.write_table(pa.table({"text": texts(30)}), path, row_group_size=8)
+    try:
+        stats = tokenfeed.ingest(path, to=f"log:{tmp_path}/t", tokenizer=deepseek(), progress="never")
+    except tokenfeed.InvalidArgumentError as e:
+        # The module pyproject.toml builds (and the wheel) has no Parquet input.
+        assert "rows.parquet': a Parquet file (PAR1 at the start and at the end of the file); Parquet support " \
+               "was not built in" in str(e)
+        assert not (tmp_path / "t").exists()
+    else:
+        assert stats["documents_written"] == 30
