@@ -112,7 +112,9 @@ Result<std::unique_ptr<ParquetTextColumn>> OpenArrowParquet(const std::string& p
     for (int g = 0; g < meta->num_row_groups(); ++g) {
       impl->group_starts.push_back(rows);
       const int64_t n = meta->RowGroup(g)->num_rows();
-      if (n < 0) return Status::Corruption("'" + path + "': row group " + std::to_string(g) + " has a negative row count");
+      if (n < 0) {
+        return Status::Corruption("'" + path + "': row group " + std::to_string(g) + " has a negative row count");
+      }
       rows += static_cast<uint64_t>(n);
     }
     impl->group_starts.push_back(rows);
@@ -127,11 +129,9 @@ Result<std::unique_ptr<ParquetTextColumn>> OpenArrowParquet(const std::string& p
     // then a dotted path into struct columns.
     const auto& top = impl->reader->manifest().schema_fields;
     const parquet::arrow::SchemaField* at = nullptr;
-    int top_index = -1;
-    for (size_t i = 0; i < top.size(); ++i) {
-      if (top[i].field->name() == field) {
-        at = &top[i];
-        top_index = static_cast<int>(i);
+    for (const auto& f : top) {
+      if (f.field->name() == field) {
+        at = &f;
         break;
       }
     }
@@ -142,7 +142,10 @@ Result<std::unique_ptr<ParquetTextColumn>> OpenArrowParquet(const std::string& p
       for (size_t k = 0; k < parts.size(); ++k) {
         const parquet::arrow::SchemaField* next = nullptr;
         for (const auto& f : *level) {
-          if (f.field->name() == parts[k]) next = &f;
+          if (f.field->name() == parts[k]) {
+            next = &f;
+            break;
+          }
         }
         if (next == nullptr) {
           return Status::InvalidArgument(
@@ -161,14 +164,8 @@ Result<std::unique_ptr<ParquetTextColumn>> OpenArrowParquet(const std::string& p
         walked += (walked.empty() ? "" : ".") + parts[k];
         at = next;
         level = &next->children;
-        if (k == 0) {
-          for (size_t i = 0; i < top.size(); ++i) {
-            if (&top[i] == next) top_index = static_cast<int>(i);
-          }
-        }
       }
     }
-    (void)top_index;
     if (!at->is_leaf() || !IsStringType(*at->field->type())) {
       return Status::InvalidArgument("'" + path + "': column '" + std::string(field) + "' is " +
                                      at->field->type()->ToString() +
