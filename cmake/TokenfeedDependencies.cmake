@@ -77,7 +77,7 @@ if(TOKENFEED_BUILD_CLI)
   find_package(CLI11 CONFIG REQUIRED)
 endif()
 
-# Parquet input (src/text/parquet_text_column.cc) reads through Apache Arrow's
+# Parquet input (src/text/table_text_column.cc) reads through Apache Arrow's
 # C++ Parquet library. Debian bookworm packages no libarrow-dev, so it is
 # taken from the pyarrow wheel that python/requirements-dev.txt puts in the
 # virtual environment: its headers (pyarrow.get_include()) and its shared

@@ -57,6 +57,7 @@ const char* FormatName(text::InputFormat f) {
     case text::InputFormat::kJsonl: return "jsonl";
     case text::InputFormat::kText: return "text";
     case text::InputFormat::kParquet: return "parquet";
+    case text::InputFormat::kArrow: return "arrow";
     case text::InputFormat::kAuto: break;
   }
   return "auto";

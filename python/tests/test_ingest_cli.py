@@ -307,7 +307,7 @@ def test_input_that_is_not_text_is_refused_before_anything_is_written(tmp_path, 
 
 def parquet_built_in() -> bool:
     """Whether the program reads Parquet: its build made the Parquet plugin."""
-    return (pathlib.Path(cli()).resolve().parents[2] / "lib" / "libtokenfeed_parquet.so").exists()
+    return (pathlib.Path(cli()).resolve().parents[2] / "lib" / "libtokenfeed_arrow.so").exists()
 
 
 def test_a_parquet_file_is_read_as_parquet_or_refused_as_not_built_in(tmp_path):

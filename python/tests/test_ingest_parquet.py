@@ -96,6 +96,34 @@ def test_parquet_rows_ingest_to_the_same_records_as_the_same_jsonl(tmp_path):
     assert by_seq[1699]["source"]["byte_offset"] == 1699
 
 
+def test_arrow_ipc_files_ingest_to_the_same_records_as_the_same_jsonl(tmp_path):
+    import pyarrow.feather as feather
+    texts = texts_for(1200, seed=12)
+    arrow_dir, js_dir = tmp_path / "in_arrow", tmp_path / "in_js"
+    arrow_dir.mkdir()
+    js_dir.mkdir()
+    # Feather v2 is the Arrow IPC file format: record batches of 250 rows, zstd and lz4.
+    feather.write_feather(fineweb_table(texts[:700]), arrow_dir / "a.arrow", compression="zstd", chunksize=250)
+    feather.write_feather(fineweb_table(texts[700:], 700), arrow_dir / "b.feather", compression="lz4",
+                          chunksize=250)
+    write_jsonl(js_dir / "a.jsonl", texts[:700])
+    write_jsonl(js_dir / "b.jsonl", texts[700:])
+    ingest(tmp_path, [arrow_dir], "arrow", "--partitions", "2")
+    ingest(tmp_path, [js_dir], "js", "--partitions", "2")
+    from_arrow = records(f"log:{tmp_path}/arrow")
+    assert len(from_arrow) == len(texts)
+    assert content(from_arrow) == content(records(f"log:{tmp_path}/js"))
+    by_seq = {r["doc_seq"]: r for r in from_arrow}
+    assert by_seq[700]["source"]["path"].endswith("b.feather") and by_seq[700]["source"]["line"] == 1
+    # Under another name it is refused, and read with --format arrow.
+    renamed = tmp_path / "export.txt"
+    renamed.write_bytes((arrow_dir / "a.arrow").read_bytes())
+    err = ingest(tmp_path, [renamed], "renamed", check=False).stderr
+    assert "export.txt': an Arrow IPC file" in err and "give it the extension .arrow" in err, err
+    ingest(tmp_path, [renamed], "given", "--format", "arrow")
+    assert len(records(f"log:{tmp_path}/given")) == 700
+
+
 def test_nested_field_and_null_rows(tmp_path):
     table = pa.table({
         "meta": pa.array([{"body": "first", "lang": "en"}, {"body": None, "lang": "fr"}, None,

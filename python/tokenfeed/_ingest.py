@@ -32,7 +32,7 @@ class IngestOptions(TypedDict, total=False):
     add_bos: bool
     add_eos: bool
     keep_special_tokens: bool
-    format: str  # "auto", "jsonl", "text" or "parquet" (files only)
+    format: str  # "auto", "jsonl", "text", "parquet" or "arrow" (files only)
     text_mode: str  # "line", "paragraph" or "file" (files only)
     field: str  # files only
     utf8: str  # "replace" or "reject"

@@ -1,10 +1,6 @@
-// ParquetTextColumn over Apache Arrow's C++ Parquet reader: the plugin
-// libtokenfeed_parquet.so, whose one exported symbol is
-// tokenfeed_parquet_open (parquet_text_column.h). The only file that includes
-// Arrow or Parquet headers; Arrow's Status and Parquet's exceptions become
-// tokenfeed Statuses here.
-#include "text/parquet_text_column.h"
-
+// TableTextColumn over Apache Arrow's C++ Parquet reader, in the plugin
+// libtokenfeed_arrow.so (arrow_plugin.cc): Parquet's exceptions and Arrow's
+// Status become tokenfeed Statuses here.
 #include <arrow/api.h>
 #include <arrow/io/file.h>
 #include <parquet/arrow/reader.h>
@@ -19,30 +15,11 @@
 #include <exception>
 #include <vector>
 
-namespace tokenfeed::text {
+#include "text/arrow_string_values.h"
+#include "text/arrow_table_readers.h"
+
+namespace tokenfeed::text::arrow_plugin {
 namespace {
-
-std::vector<std::string> SplitDots(std::string_view s) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  for (;;) {
-    size_t dot = s.find('.', start);
-    parts.emplace_back(s.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
-    if (dot == std::string_view::npos) return parts;
-    start = dot + 1;
-  }
-}
-
-bool IsStringType(const arrow::DataType& type) {
-  switch (type.id()) {
-    case arrow::Type::STRING:
-    case arrow::Type::LARGE_STRING:
-    case arrow::Type::STRING_VIEW:
-      return true;
-    default:
-      return false;
-  }
-}
 
 std::string ColumnList(const std::vector<parquet::arrow::SchemaField>& fields) {
   std::string list;
@@ -51,12 +28,6 @@ std::string ColumnList(const std::vector<parquet::arrow::SchemaField>& fields) {
     list += f.field->name();
   }
   return list.empty() ? "none" : list;
-}
-
-Status FromArrow(const arrow::Status& s, const std::string& path, std::string_view doing) {
-  std::string m = "'" + path + "': " + std::string(doing) + ": " + s.ToString();
-  if (s.IsIOError()) return Status::IoError(std::move(m));
-  return Status::Corruption(std::move(m));
 }
 
 struct Impl {
@@ -73,10 +44,9 @@ struct Impl {
   uint32_t group = 0;     // row group of next_row
 
   Status ReadBatch(bool* got);
-  std::optional<std::string_view> Value(int64_t i) const;
 };
 
-class ArrowParquetTextColumn final : public ParquetTextColumn {
+class ArrowParquetTextColumn final : public TableTextColumn {
  public:
   explicit ArrowParquetTextColumn(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
   Result<bool> Next(Row* row) override;
@@ -88,8 +58,10 @@ class ArrowParquetTextColumn final : public ParquetTextColumn {
   std::unique_ptr<Impl> impl_;
 };
 
-Result<std::unique_ptr<ParquetTextColumn>> OpenArrowParquet(const std::string& path, std::string_view field,
-                                                            uint64_t first_row, size_t batch_rows) {
+}  // namespace
+
+Result<std::unique_ptr<TableTextColumn>> OpenParquetTextColumn(const std::string& path, std::string_view field,
+                                                               uint64_t first_row, size_t batch_rows) {
   auto impl = std::make_unique<Impl>();
   impl->path = path;
   try {
@@ -193,7 +165,7 @@ Result<std::unique_ptr<ParquetTextColumn>> OpenArrowParquet(const std::string& p
   } catch (const std::exception& e) {
     return Status::Corruption("'" + path + "': not a readable Parquet file (" + e.what() + ")");
   }
-  return std::unique_ptr<ParquetTextColumn>(new ArrowParquetTextColumn(std::move(impl)));
+  return std::unique_ptr<TableTextColumn>(new ArrowParquetTextColumn(std::move(impl)));
 }
 
 Status Impl::ReadBatch(bool* got) {
@@ -210,36 +182,10 @@ Status Impl::ReadBatch(bool* got) {
     return Status::Corruption("'" + path + "': the reader returned " + std::to_string(batch->num_columns()) +
                               " columns for one");
   }
-  std::shared_ptr<arrow::Array> array = batch->column(0);
-  for (const std::string& name : steps) {
-    if (array->type_id() != arrow::Type::STRUCT) {
-      return Status::Corruption("'" + path + "': field '" + name + "' is not below a struct");
-    }
-    auto& st = static_cast<const arrow::StructArray&>(*array);
-    const int index = st.struct_type()->GetFieldIndex(name);
-    if (index < 0) return Status::Corruption("'" + path + "': struct has no field '" + name + "'");
-    auto child = st.GetFlattenedField(index);  // the struct's nulls apply to the field
-    if (!child.ok()) return FromArrow(child.status(), path, "cannot read field '" + name + "'");
-    array = std::move(*child);
-  }
-  if (!IsStringType(*array->type())) {
-    return Status::Corruption("'" + path + "': column read as " + array->type()->ToString() + ", not a string");
-  }
+  TF_ASSIGN_OR_RETURN(std::shared_ptr<arrow::Array> array, StringColumn(batch->column(0), steps, path));
   values = std::move(array);
   *got = true;
   return Status::OK();
-}
-
-std::optional<std::string_view> Impl::Value(int64_t i) const {
-  if (values->IsNull(i)) return std::nullopt;
-  switch (values->type_id()) {
-    case arrow::Type::STRING:
-      return static_cast<const arrow::StringArray&>(*values).GetView(i);
-    case arrow::Type::LARGE_STRING:
-      return static_cast<const arrow::LargeStringArray&>(*values).GetView(i);
-    default:
-      return static_cast<const arrow::StringViewArray&>(*values).GetView(i);
-  }
 }
 
 Result<bool> ArrowParquetTextColumn::Next(Row* row) {
@@ -264,7 +210,7 @@ Result<bool> ArrowParquetTextColumn::Next(Row* row) {
         --m.skip;
         continue;
       }
-      row->text = m.Value(i);
+      row->text = StringValue(*m.values, i);
       row->index = index;
       row->row_group = m.group;
       return true;
@@ -274,15 +220,4 @@ Result<bool> ArrowParquetTextColumn::Next(Row* row) {
   }
 }
 
-}  // namespace
-}  // namespace tokenfeed::text
-
-// The plugin's entry (ParquetOpenFunction); everything else is hidden.
-extern "C" __attribute__((visibility("default"))) tokenfeed::Status tokenfeed_parquet_open(
-    const std::string& path, std::string_view field, uint64_t first_row, size_t batch_rows,
-    std::unique_ptr<tokenfeed::text::ParquetTextColumn>* out) {
-  auto opened = tokenfeed::text::OpenArrowParquet(path, field, first_row, batch_rows);
-  if (!opened.ok()) return opened.status();
-  *out = std::move(*opened);
-  return tokenfeed::Status::OK();
-}
+}  // namespace tokenfeed::text::arrow_plugin

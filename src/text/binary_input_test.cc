@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "text/parquet_text_column.h"
+#include "text/table_text_column.h"
 #include "text/text_test_files.h"
 
 namespace tokenfeed::text {
@@ -63,7 +63,7 @@ TEST(BinaryInputTest, ParquetNeedsTheMagicAtBothEndsWhenTheEndIsKnown) {
   EXPECT_EQ(v->what, "a Parquet file");
   EXPECT_EQ(v->evidence, "PAR1 at the start and at the end of the file");
   // What to do depends on whether this build reads Parquet.
-  EXPECT_NE(v->advice.find(ParquetTextColumn::Available() ? "give it the extension .parquet"
+  EXPECT_NE(v->advice.find(TableTextColumn::Available() ? "give it the extension .parquet"
                                                           : "Parquet support was not built in"),
             std::string::npos)
       << v->advice;

@@ -7,7 +7,7 @@
 #include "base/utf8.h"
 #include "text/json_text_field.h"
 #include "text/line_window.h"
-#include "text/parquet_text_column.h"
+#include "text/table_text_column.h"
 
 namespace tokenfeed::text {
 namespace {
@@ -37,7 +37,9 @@ Result<InputFormat> ParseInputFormat(std::string_view name) {
   if (name == "jsonl") return InputFormat::kJsonl;
   if (name == "text") return InputFormat::kText;
   if (name == "parquet") return InputFormat::kParquet;
-  return Status::InvalidArgument("unknown input format '" + std::string(name) + "'; use auto, jsonl, text or parquet");
+  if (name == "arrow") return InputFormat::kArrow;
+  return Status::InvalidArgument("unknown input format '" + std::string(name) +
+                                 "'; use auto, jsonl, text, parquet or arrow");
 }
 
 Result<TextMode> ParseTextMode(std::string_view name) {
@@ -64,7 +66,7 @@ class DocumentReader::FileState {
  public:
   std::unique_ptr<ByteSource> source;
   std::unique_ptr<LineWindow> window;
-  std::unique_ptr<ParquetTextColumn> table;  // a Parquet file: no source or window
+  std::unique_ptr<TableTextColumn> table;  // a Parquet or Arrow file: no source or window
   InputFormat format = InputFormat::kText;
   uint64_t ordinal = 0;
   uint64_t documents = 0;
@@ -83,9 +85,12 @@ InputFormat DocumentReader::FormatForPath(std::string_view path, InputFormat opt
   std::string_view ext = name.substr(dot + 1);
   if (EqualsIgnoreCase(ext, "jsonl") || EqualsIgnoreCase(ext, "json")) return InputFormat::kJsonl;
   // A compressed .parquet.gz is not read as Parquet (it needs random access);
-  // the ingest refuses it as binary instead.
+  // the ingest refuses it as binary instead. The same for Arrow files.
   const bool compressed = StripCompressionSuffix(path).size() != path.size();
   if (EqualsIgnoreCase(ext, "parquet") && !compressed) return InputFormat::kParquet;
+  if ((EqualsIgnoreCase(ext, "arrow") || EqualsIgnoreCase(ext, "feather")) && !compressed) {
+    return InputFormat::kArrow;
+  }
   return InputFormat::kText;
 }
 
@@ -120,9 +125,10 @@ Result<std::unique_ptr<DocumentReader>> DocumentReader::Open(SourceSet sources, 
     }
   }
   if (start.line == 0) return Status::InvalidArgument("resume point has line 0; lines are numbered from 1");
-  if (options.format == InputFormat::kParquet && !ParquetTextColumn::Available()) {
-    return Status::Unsupported("the parquet format was asked for, but Parquet support was not built in (build "
-                               "with -DTOKENFEED_WITH_PARQUET=ON, docs/ingest.md)");
+  if ((options.format == InputFormat::kParquet || options.format == InputFormat::kArrow) &&
+      !TableTextColumn::Available()) {
+    return Status::Unsupported("the parquet or arrow format was asked for, but Parquet support was not built in "
+                               "(build with -DTOKENFEED_WITH_PARQUET=ON, docs/ingest.md)");
   }
   return std::unique_ptr<DocumentReader>(new DocumentReader(std::move(sources), std::move(options), std::move(start)));
 }
@@ -145,7 +151,8 @@ size_t DocumentReader::max_buffer_bytes() const {
 
 Status DocumentReader::OpenFile() {
   const SourceFile& file = sources_.files()[file_index_];
-  if (FormatForPath(file.path, options_.format) == InputFormat::kParquet) return OpenTableFile();
+  const InputFormat format = FormatForPath(file.path, options_.format);
+  if (format == InputFormat::kParquet || format == InputFormat::kArrow) return OpenTableFile(format);
   auto state = std::make_unique<FileState>();
   TF_ASSIGN_OR_RETURN(state->source, ByteSource::Open(file.path));
   state->window =
@@ -165,13 +172,13 @@ Status DocumentReader::OpenFile() {
   return Status::OK();
 }
 
-// A Parquet file's documents are its rows: line is the 1-based row number in
-// the file and the byte offset its 0-based row index (line - 1), so that a
-// ResumePoint names a row (the row group follows from the file's metadata).
-Status DocumentReader::OpenTableFile() {
+// A Parquet or Arrow file's documents are its rows: line is the 1-based row
+// number in the file and the byte offset its 0-based row index (line - 1), so
+// that a ResumePoint names a row (the row group follows from the metadata).
+Status DocumentReader::OpenTableFile(InputFormat format) {
   const SourceFile& file = sources_.files()[file_index_];
   auto state = std::make_unique<FileState>();
-  state->format = InputFormat::kParquet;
+  state->format = format;
   doc_ = OpenDocument{};
   uint64_t first_row = 0;
   if (!start_applied_ && file_index_ == start_.file_index) {
@@ -179,7 +186,7 @@ Status DocumentReader::OpenTableFile() {
     if (start_.byte_offset + 1 != start_.line) {
       return Status::InvalidArgument("'" + file.path + "': resume point at line " + std::to_string(start_.line) +
                                      ", byte offset " + std::to_string(start_.byte_offset) +
-                                     " is not a Parquet row (row index = line - 1); the file changed type since "
+                                     " is not a table row (row index = line - 1); the file changed type since "
                                      "it was recorded");
     }
     first_row = start_.byte_offset;
@@ -187,14 +194,15 @@ Status DocumentReader::OpenTableFile() {
     state->last_line = start_.line - 1;
     state->resumed = first_row != 0;
   }
-  TF_ASSIGN_OR_RETURN(state->table, ParquetTextColumn::Open(file.path, options_.json_field, first_row));
+  const TableFormat table = format == InputFormat::kParquet ? TableFormat::kParquet : TableFormat::kArrowIpc;
+  TF_ASSIGN_OR_RETURN(state->table, TableTextColumn::Open(file.path, table, options_.json_field, first_row));
   file_ = std::move(state);
   return Status::OK();
 }
 
 Result<ReadEvent> DocumentReader::NextTableDocument() {
   FileState& f = *file_;
-  ParquetTextColumn::Row row;
+  TableTextColumn::Row row;
   TF_ASSIGN_OR_RETURN(bool got, f.table->Next(&row));
   if (!got) return FinishFile();
   const uint64_t line = row.index + 1;

@@ -1,8 +1,8 @@
 // DocumentReader: the files of a SourceSet as documents, in order, each with
 // its position (file, line, uncompressed byte offset, ordinal, sequence) and
-// the ResumePoint just after it. A Parquet file gives one document per row:
+// the ResumePoint just after it. A Parquet or Arrow file gives one document per row:
 // its "line" is the 1-based row number and its "byte offset" the 0-based row
-// index (ParquetTextColumn reads it). Per-document problems are Reject events and
+// index (TableTextColumn reads it). Per-document problems are Reject events and
 // reading goes on; whole-file problems are an error Status naming the file.
 // It does not clean, deduplicate or tokenize. Views are valid until the next
 // Next; not thread-safe: one thread reads, copies go to workers.
@@ -133,7 +133,7 @@ class DocumentReader {
 
   DocumentReader(SourceSet sources, ReaderOptions options, ResumePoint start);
   Status OpenFile();
-  Status OpenTableFile();
+  Status OpenTableFile(InputFormat format);
   Result<ReadEvent> NextTableDocument();
   Result<ReadEvent> NextLineDocument();
   Result<ReadEvent> NextParagraphOrFile();

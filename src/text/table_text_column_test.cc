@@ -1,7 +1,7 @@
-// ParquetTextColumn and the DocumentReader over Parquet files, on files
+// TableTextColumn and the DocumentReader over Parquet files, on files
 // written here through Arrow's own Parquet writer (snappy, zstd, several row
 // groups, nested and dotted columns). Built only with Parquet support.
-#include "text/parquet_text_column.h"
+#include "text/table_text_column.h"
 
 #include <gtest/gtest.h>
 
@@ -13,14 +13,14 @@
 
 #include "text/binary_input.h"
 #include "text/document_reader.h"
-#include "text/parquet_test_fixtures.h"
+#include "text/table_test_fixtures.h"
 #include "text/text_test_files.h"
 
 namespace tokenfeed::text {
 namespace testing {
 
-void WriteParquetFixture(const std::string& arguments) {
-  const std::string command = std::string(TOKENFEED_PARQUET_FIXTURE_WRITER) + " " + arguments;
+void WriteTableFixture(const std::string& arguments) {
+  const std::string command = std::string(TOKENFEED_TABLE_FIXTURE_WRITER) + " " + arguments;
   ASSERT_EQ(std::system(command.c_str()), 0) << command;
 }
 
@@ -30,7 +30,7 @@ namespace {
 
 using testing::SampleParquetTexts;
 using testing::TempDir;
-using testing::WriteParquetFixture;
+using testing::WriteTableFixture;
 
 std::vector<std::optional<std::string>> SampleTexts(size_t n) { return SampleParquetTexts(n); }
 
@@ -38,14 +38,14 @@ std::vector<std::optional<std::string>> SampleTexts(size_t n) { return SamplePar
 std::string WriteSample(const TempDir& dir, const std::string& name, size_t n, const std::string& compression,
                         int64_t row_group_rows) {
   std::string path = dir.Path(name);
-  WriteParquetFixture("sample " + path + " " + std::to_string(n) + " " + compression + " " +
+  WriteTableFixture("sample " + path + " " + std::to_string(n) + " " + compression + " " +
                       std::to_string(row_group_rows));
   return path;
 }
 
-std::vector<ParquetTextColumn::Row> ReadRows(ParquetTextColumn* column, std::vector<std::string>* texts) {
-  std::vector<ParquetTextColumn::Row> rows;
-  ParquetTextColumn::Row row;
+std::vector<TableTextColumn::Row> ReadRows(TableTextColumn* column, std::vector<std::string>* texts) {
+  std::vector<TableTextColumn::Row> rows;
+  TableTextColumn::Row row;
   for (;;) {
     Result<bool> got = column->Next(&row);
     EXPECT_TRUE(got.ok()) << got.status().ToString();
@@ -56,11 +56,11 @@ std::vector<ParquetTextColumn::Row> ReadRows(ParquetTextColumn* column, std::vec
   return rows;
 }
 
-TEST(ParquetTextColumnTest, ReadsEveryRowOfEveryRowGroupWhateverTheCompression) {
+TEST(TableTextColumnTest, ReadsEveryRowOfEveryRowGroupWhateverTheCompression) {
   TempDir dir;
   for (const char* compression : {"snappy", "zstd", "none"}) {
     std::string path = WriteSample(dir, "s.parquet", 23, compression, 5);
-    auto column = ParquetTextColumn::Open(path, "text", 0, /*batch_rows=*/3);
+    auto column = TableTextColumn::Open(path, TableFormat::kParquet, "text", 0, /*batch_rows=*/3);
     ASSERT_TRUE(column.ok()) << column.status().ToString();
     EXPECT_EQ((*column)->rows(), 23u);
     EXPECT_EQ((*column)->row_groups(), 5u);
@@ -76,11 +76,11 @@ TEST(ParquetTextColumnTest, ReadsEveryRowOfEveryRowGroupWhateverTheCompression) 
   }
 }
 
-TEST(ParquetTextColumnTest, StartsAtAnyRow) {
+TEST(TableTextColumnTest, StartsAtAnyRow) {
   TempDir dir;
   std::string path = WriteSample(dir, "s.parquet", 17, "zstd", 4);
   for (uint64_t first = 0; first <= 17; ++first) {
-    auto column = ParquetTextColumn::Open(path, "text", first, 3);
+    auto column = TableTextColumn::Open(path, TableFormat::kParquet, "text", first, 3);
     ASSERT_TRUE(column.ok()) << column.status().ToString();
     std::vector<std::string> texts;
     auto rows = ReadRows(column->get(), &texts);
@@ -90,20 +90,20 @@ TEST(ParquetTextColumnTest, StartsAtAnyRow) {
       EXPECT_EQ(rows.front().row_group, first / 4);
     }
   }
-  auto past = ParquetTextColumn::Open(path, "text", 18);
+  auto past = TableTextColumn::Open(path, TableFormat::kParquet, "text", 18);
   ASSERT_FALSE(past.ok());
   EXPECT_NE(past.status().message().find("row 18 but the file has 17 rows"), std::string::npos)
       << past.status().ToString();
 }
 
-TEST(ParquetTextColumnTest, NestedAndDottedColumnNames) {
+TEST(TableTextColumnTest, NestedAndDottedColumnNames) {
   TempDir dir;
   std::string path = dir.Path("nested.parquet");
-  WriteParquetFixture("nested " + path);
+  WriteTableFixture("nested " + path);
 
   auto read = [&](const std::string& field) {
     std::vector<std::string> texts;
-    auto column = ParquetTextColumn::Open(path, field, 0);
+    auto column = TableTextColumn::Open(path, TableFormat::kParquet, field, 0);
     EXPECT_TRUE(column.ok()) << column.status().ToString();
     if (column.ok()) ReadRows(column->get(), &texts);
     return texts;
@@ -112,57 +112,57 @@ TEST(ParquetTextColumnTest, NestedAndDottedColumnNames) {
   EXPECT_EQ(read("meta.lang"), (std::vector<std::string>{"en", "<null>", "de"}));
   EXPECT_EQ(read("meta.url"), (std::vector<std::string>{"dot 0", "dot 1", "dot 2"}));  // a top-level name first
 
-  auto missing = ParquetTextColumn::Open(path, "meta.title", 0);
+  auto missing = TableTextColumn::Open(path, TableFormat::kParquet, "meta.title", 0);
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(missing.status().message().find("'" + path +
                                             "' has no column 'meta.title' ('meta' has the fields: lang, body)"),
             std::string::npos)
       << missing.status().ToString();
-  auto not_struct = ParquetTextColumn::Open(path, "n.x", 0);
+  auto not_struct = TableTextColumn::Open(path, TableFormat::kParquet, "n.x", 0);
   ASSERT_FALSE(not_struct.ok());
   EXPECT_NE(not_struct.status().message().find("'n' is int64, not a struct with a field 'x'"), std::string::npos)
       << not_struct.status().ToString();
-  auto whole_struct = ParquetTextColumn::Open(path, "meta", 0);
+  auto whole_struct = TableTextColumn::Open(path, TableFormat::kParquet, "meta", 0);
   ASSERT_FALSE(whole_struct.ok());
   EXPECT_NE(whole_struct.status().message().find("column 'meta' is struct<"), std::string::npos)
       << whole_struct.status().ToString();
 }
 
-TEST(ParquetTextColumnTest, LargeStringColumnsAreRead) {
+TEST(TableTextColumnTest, LargeStringColumnsAreRead) {
   TempDir dir;
   std::string path = dir.Path("large.parquet");
-  WriteParquetFixture("large " + path);
-  auto column = ParquetTextColumn::Open(path, "content", 1);
+  WriteTableFixture("large " + path);
+  auto column = TableTextColumn::Open(path, TableFormat::kParquet, "content", 1);
   ASSERT_TRUE(column.ok()) << column.status().ToString();
   std::vector<std::string> texts;
   ReadRows(column->get(), &texts);
   EXPECT_EQ(texts, (std::vector<std::string>{"large two"}));
 }
 
-TEST(ParquetTextColumnTest, BadFilesAndColumnsAreNamed) {
+TEST(TableTextColumnTest, BadFilesAndColumnsAreNamed) {
   TempDir dir;
   std::string path = WriteSample(dir, "s.parquet", 30, "snappy", 10);
 
-  auto no_column = ParquetTextColumn::Open(path, "content", 0);
+  auto no_column = TableTextColumn::Open(path, TableFormat::kParquet, "content", 0);
   ASSERT_FALSE(no_column.ok());
   EXPECT_EQ(no_column.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(no_column.status().message().find("'" + path + "' has no column 'content' (its columns: id, text, url)"),
             std::string::npos)
       << no_column.status().ToString();
 
-  auto not_string = ParquetTextColumn::Open(path, "id", 0);
+  auto not_string = TableTextColumn::Open(path, TableFormat::kParquet, "id", 0);
   ASSERT_FALSE(not_string.ok());
   EXPECT_NE(not_string.status().message().find("'" + path + "': column 'id' is int64, not a string column"),
             std::string::npos)
       << not_string.status().ToString();
 
-  auto absent = ParquetTextColumn::Open(dir.Path("absent.parquet"), "text", 0);
+  auto absent = TableTextColumn::Open(dir.Path("absent.parquet"), TableFormat::kParquet, "text", 0);
   ASSERT_FALSE(absent.ok());
   EXPECT_EQ(absent.status().code(), StatusCode::kNotFound) << absent.status().ToString();
 
   std::string text = dir.Write("plain.parquet", "this is text, not Parquet\n");
-  auto not_parquet = ParquetTextColumn::Open(text, "text", 0);
+  auto not_parquet = TableTextColumn::Open(text, TableFormat::kParquet, "text", 0);
   ASSERT_FALSE(not_parquet.ok());
   EXPECT_EQ(not_parquet.status().code(), StatusCode::kCorruption);
   EXPECT_NE(not_parquet.status().message().find("'" + text + "': not a readable Parquet file"), std::string::npos)
@@ -172,7 +172,7 @@ TEST(ParquetTextColumnTest, BadFilesAndColumnsAreNamed) {
   std::string cut = dir.Path("cut.parquet");
   WriteSample(dir, "cut.parquet", 30, "snappy", 10);
   testing::TruncateFile(cut, testing::FileSize(cut) / 2);
-  auto truncated = ParquetTextColumn::Open(cut, "text", 0);
+  auto truncated = TableTextColumn::Open(cut, TableFormat::kParquet, "text", 0);
   ASSERT_FALSE(truncated.ok());
   EXPECT_NE(truncated.status().message().find("'" + cut + "'"), std::string::npos) << truncated.status().ToString();
 
@@ -192,9 +192,9 @@ TEST(ParquetTextColumnTest, BadFilesAndColumnsAreNamed) {
     std::fwrite(junk.data(), 1, junk.size(), f);
     std::fclose(f);
   }
-  auto opened = ParquetTextColumn::Open(damaged, "text", 0);
+  auto opened = TableTextColumn::Open(damaged, TableFormat::kParquet, "text", 0);
   if (opened.ok()) {
-    ParquetTextColumn::Row row;
+    TableTextColumn::Row row;
     Status failed;
     for (int i = 0; i < 4000; ++i) {
       Result<bool> got = (*opened)->Next(&row);
@@ -290,7 +290,7 @@ TEST(ParquetDocumentsTest, RowsBecomeDocumentsLikeJsonlLines) {
 TEST(ParquetDocumentsTest, TooLongAndInvalidUtf8RowsAreRejected) {
   TempDir dir;
   std::string path = dir.Path("r.parquet");
-  WriteParquetFixture("limits " + path);
+  WriteTableFixture("limits " + path);
   ReaderOptions o;
   o.max_document_bytes = 50;
   o.utf8 = Utf8Policy::kReject;
@@ -320,6 +320,85 @@ TEST(ParquetDocumentsTest, ParquetFilesPassTheTextCheckByNameOrFormat) {
   EXPECT_EQ(ReadDocuments({renamed}, o).texts.size(), 3u);
   EXPECT_EQ(DocumentReader::FormatForPath("x/A.PARQUET", InputFormat::kAuto), InputFormat::kParquet);
   EXPECT_EQ(DocumentReader::FormatForPath("x/a.parquet.gz", InputFormat::kAuto), InputFormat::kText);
+}
+
+std::string WriteIpc(const TempDir& dir, const std::string& name, size_t n, const std::string& compression,
+                     int64_t batch_rows) {
+  std::string path = dir.Path(name);
+  WriteTableFixture("ipc " + path + " " + std::to_string(n) + " " + compression + " " + std::to_string(batch_rows));
+  return path;
+}
+
+TEST(ArrowIpcTextColumnTest, ReadsEveryRowOfEveryBatchFromAnyRow) {
+  TempDir dir;
+  for (const char* compression : {"none", "zstd"}) {
+    std::string path = WriteIpc(dir, std::string("s_") + compression + ".arrow", 17, compression, 4);
+    auto want = SampleTexts(17);
+    for (uint64_t first = 0; first <= 17; ++first) {
+      auto column = TableTextColumn::Open(path, TableFormat::kArrowIpc, "text", first);
+      ASSERT_TRUE(column.ok()) << column.status().ToString();
+      EXPECT_EQ((*column)->rows(), 17u);
+      EXPECT_EQ((*column)->row_groups(), 5u);
+      std::vector<std::string> texts;
+      auto rows = ReadRows(column->get(), &texts);
+      ASSERT_EQ(rows.size(), 17 - first);
+      for (size_t k = 0; k < rows.size(); ++k) {
+        EXPECT_EQ(rows[k].index, first + k);
+        EXPECT_EQ(rows[k].row_group, (first + k) / 4);
+        EXPECT_EQ(texts[k], want[first + k] ? *want[first + k] : "<null>");
+      }
+    }
+    // The nested field gives the same texts.
+    auto nested = TableTextColumn::Open(path, TableFormat::kArrowIpc, "meta.body", 0);
+    ASSERT_TRUE(nested.ok()) << nested.status().ToString();
+    std::vector<std::string> texts;
+    EXPECT_EQ(ReadRows(nested->get(), &texts).size(), 17u);
+    EXPECT_EQ(texts[1], *want[1]);
+  }
+}
+
+TEST(ArrowIpcTextColumnTest, BadFilesAndColumnsAreNamed) {
+  TempDir dir;
+  std::string path = WriteIpc(dir, "s.arrow", 10, "none", 4);
+  auto no_column = TableTextColumn::Open(path, TableFormat::kArrowIpc, "content", 0);
+  ASSERT_FALSE(no_column.ok());
+  EXPECT_NE(no_column.status().message().find("'" + path + "' has no column 'content' (its columns: id, text, meta)"),
+            std::string::npos)
+      << no_column.status().ToString();
+  auto not_string = TableTextColumn::Open(path, TableFormat::kArrowIpc, "id", 0);
+  ASSERT_FALSE(not_string.ok());
+  EXPECT_NE(not_string.status().message().find("column 'id' is int64, not a string column"), std::string::npos);
+  auto past = TableTextColumn::Open(path, TableFormat::kArrowIpc, "text", 11);
+  ASSERT_FALSE(past.ok());
+  EXPECT_NE(past.status().message().find("row 11 but the file has 10 rows"), std::string::npos);
+  // A Parquet file, a text file and a cut file are not Arrow IPC files.
+  for (const std::string& bad : {WriteSample(dir, "p.parquet", 5, "snappy", 5), dir.Write("t.arrow", "text\n")}) {
+    auto opened = TableTextColumn::Open(bad, TableFormat::kArrowIpc, "text", 0);
+    ASSERT_FALSE(opened.ok()) << bad;
+    EXPECT_NE(opened.status().message().find("'" + bad + "': not a readable Arrow IPC file"), std::string::npos)
+        << opened.status().ToString();
+  }
+  std::string cut = WriteIpc(dir, "cut.arrow", 100, "none", 10);
+  testing::TruncateFile(cut, testing::FileSize(cut) - 20);
+  auto truncated = TableTextColumn::Open(cut, TableFormat::kArrowIpc, "text", 0);
+  ASSERT_FALSE(truncated.ok());
+  EXPECT_NE(truncated.status().message().find("'" + cut + "'"), std::string::npos);
+}
+
+TEST(ArrowIpcTextColumnTest, DocumentsAndResumeLikeParquet) {
+  TempDir dir;
+  std::string a = WriteIpc(dir, "a.arrow", 12, "zstd", 5);
+  std::string b = WriteIpc(dir, "b.feather", 7, "none", 3);
+  ReadResult r = ReadDocuments({a, b}, ReaderOptions{});
+  ASSERT_EQ(r.texts.size(), 12u - 2 + 7 - 1);
+  ASSERT_EQ(r.rejects.size(), 3u);
+  EXPECT_EQ(r.rejects[0], "missing_field@4: row 3 (row group 0) has no text: column 'text' is null");
+  for (size_t k = 0; k < r.next.size(); ++k) {
+    ReadResult rest = ReadDocuments({a, b}, ReaderOptions{}, r.next[k]);
+    std::vector<std::string> want_rest(r.texts.begin() + static_cast<long>(k) + 1, r.texts.end());
+    EXPECT_EQ(rest.texts, want_rest) << "after document " << k;
+  }
+  EXPECT_TRUE(CheckTextInputs(SourceSet::FromPaths({a, b}), InputFormat::kAuto).ok());
 }
 
 }  // namespace

@@ -1,11 +1,14 @@
-// parquet_fixture_writer KIND PATH [ARGS]: writes one Parquet test fixture
-// with Arrow's writer (parquet_test_fixtures.h says why it is a program).
+// table_fixture_writer KIND PATH [ARGS]: writes one Parquet test fixture
+// with Arrow's writer (table_test_fixtures.h says why it is a program).
 //   sample PATH ROWS snappy|zstd|none ROW_GROUP_ROWS   columns id (int64), text (string, nulls), url
 //   nested PATH      struct meta{lang, body} with a null struct, "meta.url" (string), n (int64)
 //   large PATH       content as large_string: "large one", "large two"
 //   limits PATH      text: "short", 100 x 'y', "bad \xff byte"
+//   ipc PATH ROWS zstd|none BATCH_ROWS   the sample's columns as an Arrow IPC file, nested meta{body} too
 #include <arrow/api.h>
 #include <arrow/io/file.h>
+#include <arrow/ipc/writer.h>
+#include <arrow/util/compression.h>
 #include <parquet/arrow/writer.h>
 #include <parquet/properties.h>
 
@@ -14,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "text/parquet_test_fixtures.h"
+#include "text/table_test_fixtures.h"
 
 namespace {
 
@@ -58,7 +61,7 @@ int Write(const std::shared_ptr<arrow::Table>& table, const std::string& path, a
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: parquet_fixture_writer KIND PATH [ARGS]\n");
+    std::fprintf(stderr, "usage: table_fixture_writer KIND PATH [ARGS]\n");
     return 2;
   }
   const std::string kind = argv[1], path = argv[2];
@@ -75,6 +78,30 @@ int main(int argc, char** argv) {
     auto table = arrow::Table::Make(
         schema, {Ints(n), Strings(tokenfeed::text::testing::SampleParquetTexts(n)), Strings(urls)});
     return Write(table, path, compression, std::strtoll(argv[5], nullptr, 10));
+  }
+  if (kind == "ipc" && argc == 6) {
+    const size_t n = std::strtoull(argv[3], nullptr, 10);
+    const std::string codec = argv[4];
+    auto texts = tokenfeed::text::testing::SampleParquetTexts(n);
+    auto meta_type = arrow::struct_({arrow::field("body", arrow::utf8())});
+    auto bodies = Strings(texts);
+    auto meta = std::make_shared<arrow::StructArray>(meta_type, static_cast<int64_t>(n),
+                                                     std::vector<std::shared_ptr<arrow::Array>>{bodies});
+    auto schema = arrow::schema({arrow::field("id", arrow::int64()), arrow::field("text", arrow::utf8()),
+                                 arrow::field("meta", meta_type)});
+    auto table = arrow::Table::Make(schema, {Ints(n), Strings(texts), meta});
+    auto options = arrow::ipc::IpcWriteOptions::Defaults();
+    if (codec == "zstd") options.codec = arrow::util::Codec::Create(arrow::Compression::ZSTD).ValueOrDie();
+    auto out = arrow::io::FileOutputStream::Open(path).ValueOrDie();
+    auto writer = arrow::ipc::MakeFileWriter(out, schema, options).ValueOrDie();
+    arrow::Status s = writer->WriteTable(*table, std::strtoll(argv[5], nullptr, 10));
+    if (s.ok()) s = writer->Close();
+    if (s.ok()) s = out->Close();
+    if (!s.ok()) {
+      std::fprintf(stderr, "%s\n", s.ToString().c_str());
+      return 1;
+    }
+    return 0;
   }
   if (kind == "nested") {
     auto meta_type = arrow::struct_({arrow::field("lang", arrow::utf8()), arrow::field("body", arrow::utf8())});
@@ -100,6 +127,6 @@ int main(int argc, char** argv) {
     return Write(arrow::Table::Make(schema, {Strings({"short", std::string(100, 'y'), "bad \xff byte"})}), path,
                  arrow::Compression::SNAPPY, 2);
   }
-  std::fprintf(stderr, "parquet_fixture_writer: unknown fixture '%s' or wrong arguments\n", kind.c_str());
+  std::fprintf(stderr, "table_fixture_writer: unknown fixture '%s' or wrong arguments\n", kind.c_str());
   return 2;
 }

@@ -1,6 +1,6 @@
-// The Parquet test fixtures: what parquet_fixture_writer writes (through
+// The Parquet test fixtures: what table_fixture_writer writes (through
 // Arrow's own writer, in a program of its own so that the tests themselves
-// never link Arrow: see parquet_text_column.h) and the texts the tests expect.
+// never link Arrow: see table_text_column.h) and the texts the tests expect.
 // Test-only code.
 #pragma once
 
@@ -26,7 +26,7 @@ inline std::vector<std::optional<std::string>> SampleParquetTexts(size_t n) {
 }
 
 // Runs the fixture writer: `kind path [args]`, as listed in
-// parquet_fixture_writer.cc. Fails the test when it fails.
-void WriteParquetFixture(const std::string& arguments);
+// table_fixture_writer.cc. Fails the test when it fails.
+void WriteTableFixture(const std::string& arguments);
 
 }  // namespace tokenfeed::text::testing

@@ -3,18 +3,18 @@
 
 #include "text/binary_input.h"
 #include "text/document_reader.h"
-#include "text/parquet_text_column.h"
+#include "text/table_text_column.h"
 #include "text/text_test_files.h"
 
 namespace tokenfeed::text {
 namespace {
 
-TEST(ParquetUnavailableTest, EveryWayInSaysItWasNotBuiltIn) {
-  EXPECT_FALSE(ParquetTextColumn::Available());
-  auto column = ParquetTextColumn::Open("in/a.parquet", "text", 0);
+TEST(TableUnavailableTest, EveryWayInSaysItWasNotBuiltIn) {
+  EXPECT_FALSE(TableTextColumn::Available());
+  auto column = TableTextColumn::Open("in/a.parquet", TableFormat::kParquet, "text", 0);
   ASSERT_FALSE(column.ok());
   EXPECT_EQ(column.status().code(), StatusCode::kUnsupported);
-  EXPECT_NE(column.status().message().find("'in/a.parquet': Parquet support was not built in"), std::string::npos);
+  EXPECT_NE(column.status().message().find("'in/a.parquet': Parquet support (Parquet and Arrow IPC files) was not built in"), std::string::npos);
 
   ReaderOptions o;
   o.format = InputFormat::kParquet;
