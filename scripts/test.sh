@@ -8,7 +8,8 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 
 bash scripts/setup.sh
-bash scripts/build.sh release
+# Parquet input is built and tested (pyarrow's Arrow C++ from the set-up).
+TOKENFEED_WITH_PARQUET=ON bash scripts/build.sh release
 
 # Tests that need the reference tokenizer or the tokenizer files fail instead
 # of skipping when this is set: the set-up above provides them.
