@@ -11,6 +11,7 @@ void RegisterTokenizer(nb::module_& m);
 void RegisterIngest(nb::module_& m);
 void RegisterLoader(nb::module_& m);
 void RegisterClientLog(nb::module_& m);
+void RegisterClientStatistics(nb::module_& m);
 }
 
 NB_MODULE(_ext, m) {
@@ -21,4 +22,5 @@ NB_MODULE(_ext, m) {
   tokenfeed::python::RegisterIngest(m);
   tokenfeed::python::RegisterLoader(m);
   tokenfeed::python::RegisterClientLog(m);
+  tokenfeed::python::RegisterClientStatistics(m);
 }
