@@ -44,6 +44,7 @@ the figures to carry over (docs/capacity.md).
 from __future__ import annotations
 
 import argparse
+import gc
 import hashlib
 import json
 import os
@@ -98,6 +99,12 @@ def fetched_by_broker(stats: dict, topic: str) -> tuple[dict, int, int]:
     return by_node, clients, connections
 
 
+def count_connections(stats: dict) -> int:
+    """Connections up (brokers in state UP, bootstrap entries included) over the process's consumers."""
+    return sum(b.get("state") == "UP" for r in stats["clients"].values() if r.get("type") == "consumer"
+               for b in r.get("brokers", {}).values())
+
+
 def rank_main(cfg: dict) -> None:
     import tokenfeed  # noqa: F401  (torch is imported by TokenDataset below)
     from tokenfeed import dataset  # noqa: F401
@@ -134,13 +141,16 @@ def rank_main(cfg: dict) -> None:
     wall = time.perf_counter() - t0
     cpu = process_cpu() - c0 - hash_cpu
     m = ds.metrics()
-    # One more statistics report from every client still open (they report
-    # every interval): the report then counts what each fetched.
-    time.sleep(cfg["interval_ms"] * 2.5 / 1000)
-    stats = tokenfeed.kafka_statistics(clear=True)
-    by_node, clients, connections = fetched_by_broker(stats, cfg["topic"])
     peak_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    # One more statistics report from every client (they report every
+    # interval): it counts all each fetched. A client hands its reports over
+    # when it reads or closes: close them all (del), then take the reports.
+    time.sleep(cfg["interval_ms"] * 2.5 / 1000)
+    connections_open = count_connections(tokenfeed.kafka_statistics())
     del it, ds
+    gc.collect()
+    stats = tokenfeed.kafka_statistics(clear=True)
+    by_node, clients, _ = fetched_by_broker(stats, cfg["topic"])
     # Resume from the state saved after step save_at: a new loader, its first batch.
     r0 = time.perf_counter()
     ds2 = tokenfeed.TokenDataset(cfg["uri"], **opts)
@@ -152,7 +162,7 @@ def rank_main(cfg: dict) -> None:
     print(json.dumps({
         "rank": cfg["rank"], "tokens": tokens, "wall_s": wall, "cpu_s": cpu, "first_batch_s": first,
         "resume_s": resume_s, "resume_exact": resume_exact, "rx_by_broker": by_node,
-        "rx_bytes": sum(by_node.values()), "clients": clients, "connections": connections,
+        "rx_bytes": sum(by_node.values()), "clients": clients, "connections": connections_open,
         "records_read": m["records_read"], "record_bytes_read": m["bytes_read"],
         "buffered_bytes": m.get("buffered_bytes", 0),
         "rss_base_kb": base_rss, "rss_peak_kb": peak_rss, "hashes": hashes,

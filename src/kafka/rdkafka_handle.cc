@@ -197,6 +197,8 @@ Result<Client> CreateClient(rd_kafka_type_t type, const ClientOptions& options,
         "no Kafka bootstrap servers: give kafka://HOST:PORT/TOPIC or set bootstrap.servers=HOST:PORT");
   }
   client.bootstrap = servers->value;
+  const ConfigEntry* interval = merged.Find("statistics.interval.ms");
+  client.statistics = interval != nullptr && !interval->value.empty() && interval->value != "0";
 
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   char errstr[512];

@@ -81,6 +81,7 @@ struct Client {
   HandlePtr handle;
   std::string bootstrap;  // for messages
   std::chrono::milliseconds timeout{};
+  bool statistics = false;  // statistics.interval.ms > 0: librdkafka reports (client_statistics.h)
 };
 
 Result<Client> CreateClient(rd_kafka_type_t type, const ClientOptions& options,
