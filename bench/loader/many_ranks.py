@@ -6,7 +6,8 @@ Starts a private three-node cluster (scripts/kafka-local, --nodes 3, in
 present, else scripts/make_sample_corpus.py's sample) into a topic of
 --partitions partitions, replication 3, with `tokenfeed ingest`, and then for
 each world size W runs W rank processes at once (each a Python process with
-one TokenDataset, rank=r, world_size=W, batch_size=--batch), in turns:
+one TokenDataset, rank=r, world_size=W, batch_size=--global-batch / W, so
+that every W takes the same global steps), in turns:
 
   sharded           shards=S, epochs=0 (each rank reads only its shards)
   read-everything   shards=1, epochs=0 (today's default: every rank reads all)
@@ -23,20 +24,21 @@ and peak RSS over what the process held before the loader; per broker, its
 JVM's CPU seconds (/proc/PID/stat) and the bytes the ranks received from it
 (librdkafka's per-broker rxbytes summed over all ranks; /proc/PID/io wchar,
 which counts sendfile and socket writes, as a cross-check). Two single-rank
-references run first: W = 1 with shards=S (every global batch; each rank's
-rows must equal the matching rows of it: the global batches do not depend
-on W) and W = 1 unsharded (one full read of what the steps consume, the
-denominator of the ratios).
+references run first, once: W = 1 with shards=S (every global batch; each
+rank's rows must equal the matching rows of it: the global batches do not
+depend on W) and W = 1 unsharded (one full read of what the steps consume,
+the denominator of the ratios).
 
 Bounded: each phase has a wall-clock limit (--phase-timeout-s), every rank
 a Kafka timeout, and rank loops a step count. The cluster is stopped and its
 directory removed at the end (--keep-cluster keeps it running).
 
-    .venv/bin/python bench/loader/many_ranks.py [--worlds 8,32] [--shards 64] [--steps 300] [--batch 4] \\
+    .venv/bin/python bench/loader/many_ranks.py [--worlds 8,32,64] [--shards 64] [--steps 200] \\
+        [--global-batch 128] \\
         [--seq-len 1024] [--partitions 12] [--copies 4] [--rounds 1] [--json OUT]
 
-Machine notes: every process imports torch (about 0.3 GB each); W = 32 needs
-about 10 GB of memory. On 2 cores the brokers and all ranks share the CPU,
+Machine notes: every process imports torch (about 0.25 GB of RSS each, much
+of it shared); W = 64 needs about 15 GB of memory. On 2 cores the brokers and all ranks share the CPU,
 so wall times are the machine's, not the design's; CPU seconds and bytes are
 the figures to carry over (docs/capacity.md).
 """
@@ -320,10 +322,10 @@ def main() -> None:
         rank_main(json.loads(sys.argv[2]))
         return
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--worlds", default="8,32")
+    ap.add_argument("--worlds", default="8,32,64")
     ap.add_argument("--shards", type=int, default=64)
-    ap.add_argument("--steps", type=int, default=300)
-    ap.add_argument("--batch", type=int, default=4, help="rows per rank per step")
+    ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--global-batch", type=int, default=128, help="rows per step over all ranks (W must divide it)")
     ap.add_argument("--seq-len", type=int, default=1024)
     ap.add_argument("--block-records", type=int, default=128)
     ap.add_argument("--window-blocks", type=int, default=2)
@@ -364,18 +366,21 @@ def main() -> None:
                    kafka_timeout_ms=60000, phase_timeout_s=args.phase_timeout_s)
         summaries = []
         worlds = [int(w) for w in args.worlds.split(",")]
+        gb = args.global_batch
         for world in worlds:
-            gb = args.batch * world
-            ref_sharded = run_phase("reference W=1 sharded", 1, args.shards, gb, cfg, pids)
-            ref_full = run_phase("reference W=1 unsharded", 1, 1, gb, cfg, pids)
-            full = ref_full["ranks"][0]["rx_bytes"]
-            ref_hashes = ref_sharded["ranks"][0]["hashes"]
-            for s in (summarize(ref_full, full, None), summarize(ref_sharded, full, None)):
-                summaries.append(s)
-                print(json.dumps(s), flush=True)
+            if gb % world or args.shards % world:
+                raise SystemExit(f"W={world} must divide --global-batch {gb} and --shards {args.shards}")
+        ref_sharded = run_phase("reference W=1 sharded", 1, args.shards, gb, cfg, pids)
+        ref_full = run_phase("reference W=1 unsharded", 1, 1, gb, cfg, pids)
+        full = ref_full["ranks"][0]["rx_bytes"]
+        ref_hashes = ref_sharded["ranks"][0]["hashes"]
+        for s in (summarize(ref_full, full, None), summarize(ref_sharded, full, None)):
+            summaries.append(s)
+            print(json.dumps(s), flush=True)
+        for world in worlds:
             for _ in range(args.rounds):
                 for name, shards in (("sharded", args.shards), ("read-everything", 1)):
-                    s = summarize(run_phase(name, world, shards, args.batch, cfg, pids), full,
+                    s = summarize(run_phase(name, world, shards, gb // world, cfg, pids), full,
                                   ref_hashes if shards > 1 else None)
                     summaries.append(s)
                     print(json.dumps(s), flush=True)
