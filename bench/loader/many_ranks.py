@@ -352,6 +352,7 @@ def main() -> None:
         from confluent_kafka.admin import AdminClient, NewTopic
         admin = AdminClient({"bootstrap.servers": bootstrap})
         admin.create_topics([NewTopic(topic, args.partitions, 3)])[topic].result(timeout=60)
+        del admin  # closed now, not retrying a stopped cluster at exit
         uri = f"kafka://{bootstrap}/{topic}"
         files = corpus_files(args, work)
         t = time.perf_counter()
@@ -394,4 +395,7 @@ def main() -> None:
 
 if __name__ == "__main__":
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    # A SIGTERM (timeout, a job runner) unwinds like an error: the ranks are
+    # killed and the cluster is stopped by the finally clauses.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     main()
