@@ -76,3 +76,85 @@ endif()
 if(TOKENFEED_BUILD_CLI)
   find_package(CLI11 CONFIG REQUIRED)
 endif()
+
+# Parquet input (src/text/table_text_column.cc) reads through Apache Arrow's
+# C++ Parquet library. Debian bookworm packages no libarrow-dev, so it is
+# taken from the pyarrow wheel that python/requirements-dev.txt puts in the
+# virtual environment: its headers (pyarrow.get_include()) and its shared
+# libarrow/libparquet, built with the C++11 string ABI and linkable by GCC 12
+# (checked below by compiling and linking a small reader). AUTO: on when they
+# are found and link; ON: an error when not; OFF: without (Parquet inputs are
+# then refused with a message saying so). docs/ingest.md says why.
+set(TOKENFEED_WITH_PARQUET AUTO CACHE STRING "Read Parquet inputs through pyarrow's Arrow C++ libraries: AUTO, ON or OFF")
+set_property(CACHE TOKENFEED_WITH_PARQUET PROPERTY STRINGS AUTO ON OFF)
+set(TOKENFEED_PARQUET_FOUND OFF)
+if(NOT TOKENFEED_WITH_PARQUET STREQUAL "OFF")
+  set(_tf_arrow_python "${Python_EXECUTABLE}")
+  if(NOT _tf_arrow_python)
+    find_program(_tf_arrow_python NAMES python3 python)
+  endif()
+  set(_tf_arrow_why "")
+  if(_tf_arrow_python)
+    execute_process(
+      COMMAND "${_tf_arrow_python}" -c
+              "import pyarrow; print(pyarrow.get_include()); print(pyarrow.get_library_dirs()[0]); print(pyarrow.__version__)"
+      RESULT_VARIABLE _tf_arrow_rc OUTPUT_VARIABLE _tf_arrow_out ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
+    if(_tf_arrow_rc EQUAL 0)
+      string(REPLACE "\n" ";" _tf_arrow_out "${_tf_arrow_out}")
+      list(GET _tf_arrow_out 0 _tf_arrow_include)
+      list(GET _tf_arrow_out 1 _tf_arrow_libdir)
+      list(GET _tf_arrow_out 2 _tf_arrow_version)
+      # The wheel ships libarrow.so.NNNN without the unversioned link.
+      file(GLOB _tf_arrow_lib "${_tf_arrow_libdir}/libarrow.so.[0-9]*")
+      file(GLOB _tf_parquet_lib "${_tf_arrow_libdir}/libparquet.so.[0-9]*")
+      list(FILTER _tf_arrow_lib INCLUDE REGEX "libarrow\\.so\\.[0-9]+$")
+      list(FILTER _tf_parquet_lib INCLUDE REGEX "libparquet\\.so\\.[0-9]+$")
+      if(_tf_arrow_lib AND _tf_parquet_lib AND EXISTS "${_tf_arrow_include}/parquet/arrow/reader.h")
+        include(CheckCXXSourceCompiles)
+        set(CMAKE_REQUIRED_INCLUDES "${_tf_arrow_include}")
+        set(CMAKE_REQUIRED_LIBRARIES "${_tf_parquet_lib};${_tf_arrow_lib}")
+        set(CMAKE_REQUIRED_QUIET ON)
+        check_cxx_source_compiles([[
+          #include <arrow/io/file.h>
+          #include <parquet/arrow/reader.h>
+          #include <parquet/file_reader.h>
+          #include <string>
+          int main() {
+            auto in = arrow::io::ReadableFile::Open(std::string("x.parquet"));
+            if (!in.ok()) return static_cast<int>(in.status().ToString().size() % 2);
+            auto r = parquet::arrow::FileReader::Make(arrow::default_memory_pool(),
+                                                      parquet::ParquetFileReader::Open(*in));
+            return r.ok() ? 0 : 1;
+          }]] TOKENFEED_ARROW_LINKS)
+        unset(CMAKE_REQUIRED_INCLUDES)
+        unset(CMAKE_REQUIRED_LIBRARIES)
+        unset(CMAKE_REQUIRED_QUIET)
+        if(TOKENFEED_ARROW_LINKS)
+          set(TOKENFEED_PARQUET_FOUND ON)
+        else()
+          set(_tf_arrow_why "a program using pyarrow ${_tf_arrow_version}'s C++ libraries did not compile and link "
+                            "with this compiler (see CMakeFiles/CMakeConfigureLog.yaml)")
+        endif()
+      else()
+        set(_tf_arrow_why "pyarrow ${_tf_arrow_version} in ${_tf_arrow_libdir} has no libarrow.so.N/libparquet.so.N "
+                          "and headers")
+      endif()
+    else()
+      set(_tf_arrow_why "${_tf_arrow_python} cannot import pyarrow (bash scripts/setup.sh installs it into .venv)")
+    endif()
+  else()
+    set(_tf_arrow_why "no Python interpreter to ask for pyarrow")
+  endif()
+  if(TOKENFEED_PARQUET_FOUND)
+    add_library(tokenfeed_arrow_parquet INTERFACE)
+    target_include_directories(tokenfeed_arrow_parquet SYSTEM INTERFACE "${_tf_arrow_include}")
+    target_link_libraries(tokenfeed_arrow_parquet INTERFACE "${_tf_parquet_lib}" "${_tf_arrow_lib}")
+    add_library(tokenfeed::arrow_parquet ALIAS tokenfeed_arrow_parquet)
+    message(STATUS "tokenfeed: Parquet input through pyarrow ${_tf_arrow_version}'s Arrow C++ (${_tf_arrow_libdir})")
+  elseif(TOKENFEED_WITH_PARQUET STREQUAL "ON")
+    message(FATAL_ERROR "tokenfeed: TOKENFEED_WITH_PARQUET=ON but ${_tf_arrow_why}. Run `bash scripts/setup.sh`, "
+                        "or configure with -DTOKENFEED_WITH_PARQUET=OFF to build without Parquet input.")
+  else()
+    message(STATUS "tokenfeed: without Parquet input: ${_tf_arrow_why}")
+  endif()
+endif()

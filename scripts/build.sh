@@ -4,5 +4,8 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 preset="${1:-release}"
-cmake --preset "$preset" -DPython_EXECUTABLE="$root/.venv/bin/python" >/dev/null
+# TOKENFEED_WITH_PARQUET=ON|OFF|AUTO in the environment sets the CMake option
+# of that name (scripts/test.sh asks for ON).
+cmake --preset "$preset" -DPython_EXECUTABLE="$root/.venv/bin/python" \
+  ${TOKENFEED_WITH_PARQUET:+-DTOKENFEED_WITH_PARQUET="$TOKENFEED_WITH_PARQUET"} >/dev/null
 cmake --build --preset "$preset" -j "$(nproc)"

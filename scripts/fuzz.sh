@@ -19,7 +19,7 @@ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
   -DTOKENFEED_BUILD_FUZZ=ON -DTOKENFEED_BUILD_TESTS=OFF -DTOKENFEED_BUILD_BENCH=OFF \
-  -DTOKENFEED_BUILD_CLI=OFF -DTOKENFEED_BUILD_PYTHON=OFF >/dev/null
+  -DTOKENFEED_BUILD_CLI=OFF -DTOKENFEED_BUILD_PYTHON=OFF -DTOKENFEED_WITH_PARQUET=OFF >/dev/null
 # "name corpus" per line, written by fuzz/CMakeLists.txt for every target.
 mapfile -t all_targets < "$build/fuzz_targets.txt"
 selected=()

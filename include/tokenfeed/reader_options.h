@@ -1,5 +1,5 @@
 // ReaderOptions: how corpus files are read into documents — their format
-// (JSONL or text, or by name), how text splits into documents, the JSON
+// (JSONL, text or Parquet, or by name), how text splits into documents, the JSON
 // field, the UTF-8 policy and the size limits — with the parsers of the
 // command-line spellings. Only the settings; the reader is
 // text::DocumentReader (src/text/). A plain value type.
@@ -16,10 +16,14 @@
 namespace tokenfeed::text {
 
 enum class InputFormat : uint8_t {
-  kAuto,   // by extension after removing .gz/.zst: .jsonl and .json are JSONL, anything else is text
-           // (the ingest refuses a binary format's extension before reading: docs/ingest.md)
-  kJsonl,  // one JSON object per line, the text at ReaderOptions::json_field
-  kText,   // plain text, split by ReaderOptions::text_mode
+  kAuto,     // by extension after removing .gz/.zst: .jsonl and .json are JSONL, .parquet is Parquet,
+             // .arrow and .feather Arrow IPC, anything else is text (the ingest refuses another binary
+             // format's extension: docs/ingest.md)
+  kJsonl,    // one JSON object per line, the text at ReaderOptions::json_field
+  kText,     // plain text, split by ReaderOptions::text_mode
+  kParquet,  // one document per row of a Parquet file, the text in the column ReaderOptions::json_field
+             // (only in a build with Parquet support: text::TableTextColumn::Available)
+  kArrow,    // one document per row of an Arrow IPC file (Feather v2), as for Parquet
 };
 
 enum class TextMode : uint8_t {
@@ -28,7 +32,7 @@ enum class TextMode : uint8_t {
   kFile,       // the whole file is one document
 };
 
-// Parse the command-line spellings: "auto"/"jsonl"/"text", "line"/"paragraph"/
+// Parse the command-line spellings: "auto"/"jsonl"/"text"/"parquet"/"arrow", "line"/"paragraph"/
 // "file" (the UTF-8 policy: ParseUtf8Policy, tokenfeed/utf8_policy.h).
 // InvalidArgument listing the choices otherwise.
 Result<InputFormat> ParseInputFormat(std::string_view name);
@@ -37,7 +41,9 @@ Result<TextMode> ParseTextMode(std::string_view name);
 struct ReaderOptions {
   InputFormat format = InputFormat::kAuto;
   TextMode text_mode = TextMode::kLine;
-  std::string json_field = "text";  // a key or a dotted path of keys
+  // A key or a dotted path of keys; for Parquet and Arrow a column name (dots allowed)
+  // or a dotted path into struct columns.
+  std::string json_field = "text";
   Utf8Policy utf8 = Utf8Policy::kReplace;
   // The largest document, counted in raw bytes of the file (a JSONL line with
   // its escapes; a text line, paragraph or file with its line breaks). A

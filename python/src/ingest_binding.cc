@@ -53,7 +53,14 @@ const char* FsyncName(log::FsyncPolicy p) {
   return p == log::FsyncPolicy::kNone ? "none" : p == log::FsyncPolicy::kInterval ? "interval" : "each-batch";
 }
 const char* FormatName(text::InputFormat f) {
-  return f == text::InputFormat::kJsonl ? "jsonl" : f == text::InputFormat::kText ? "text" : "auto";
+  switch (f) {
+    case text::InputFormat::kJsonl: return "jsonl";
+    case text::InputFormat::kText: return "text";
+    case text::InputFormat::kParquet: return "parquet";
+    case text::InputFormat::kArrow: return "arrow";
+    case text::InputFormat::kAuto: break;
+  }
+  return "auto";
 }
 const char* TextModeName(text::TextMode m) {
   return m == text::TextMode::kParagraph ? "paragraph" : m == text::TextMode::kFile ? "file" : "line";

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import pathlib
 import random
 import re
 import signal
@@ -283,9 +284,6 @@ def refused(tmp_path, inputs, *extra):
 
 
 @pytest.mark.parametrize("name,content,says", [
-    ("data.parquet", parquet_bytes(),
-     "data.parquet': a Parquet file (PAR1 at the start and at the end of the file); Parquet input is not "
-     "supported by this build"),
     ("export.txt", parquet_bytes(), "export.txt': a Parquet file (PAR1 at the start and at the end of the file)"),
     ("picture.txt", png_bytes(), "picture.txt': a PNG image (its PNG signature at the start); an image is not text"),
     ("records.jsonl", b'{"text": "fine"}\n' + bytes(range(256)) * 8,
@@ -307,6 +305,26 @@ def test_input_that_is_not_text_is_refused_before_anything_is_written(tmp_path, 
     assert says in refused(tmp_path, [d / name])
 
 
+def parquet_built_in() -> bool:
+    """Whether the program reads Parquet: its build made the Parquet plugin."""
+    return (pathlib.Path(cli()).resolve().parents[2] / "lib" / "libtokenfeed_arrow.so").exists()
+
+
+def test_a_parquet_file_is_read_as_parquet_or_refused_as_not_built_in(tmp_path):
+    d = tmp_path / "in"
+    d.mkdir()
+    (d / "data.parquet").write_bytes(parquet_bytes())  # the magic and a footer, but no valid metadata
+    r = ingest(tmp_path, [d / "data.parquet"], "t", check=False)
+    if parquet_built_in():
+        # Read as Parquet, by its name: the reader names the file and what is wrong.
+        assert r.returncode == 3, r.stderr
+        assert f"'{d / 'data.parquet'}': not a readable Parquet file" in r.stderr, r.stderr
+    else:
+        assert r.returncode == 1, r.stderr
+        assert ("data.parquet': a Parquet file (PAR1 at the start and at the end of the file); Parquet support was "
+                "not built in") in r.stderr, r.stderr
+
+
 def test_every_refused_input_is_listed_and_an_existing_topic_is_left_as_it_was(tmp_path, corpus):
     d, texts = corpus
     ingest(tmp_path, [d], "t")
@@ -321,10 +339,10 @@ def test_every_refused_input_is_listed_and_an_existing_topic_is_left_as_it_was(t
 
 
 def test_a_binary_format_name_is_refused_unless_the_format_is_given(tmp_path):
-    f = tmp_path / "exported.parquet"
+    f = tmp_path / "exported.avro"
     f.write_text("plain text, whatever the name says\n")
     stderr = refused(tmp_path, [f])
-    assert "exported.parquet': named like a Parquet file (its extension .parquet)" in stderr
+    assert "exported.avro': named like an Avro file (its extension .avro)" in stderr
     assert "text or jsonl format" in stderr
     ingest(tmp_path, [f], "t", "--format", "text")
     assert len(records(f"log:{tmp_path}/t")) == 1

@@ -181,6 +181,15 @@ def test_the_wheel_brings_its_libraries_and_a_working_tokenfeed_command(installe
                              text=True, timeout=300)
     assert inspect.returncode == 0, inspect.stderr
     assert len(inspect.stdout.splitlines()) == 20
+    # The wheel is built without Parquet input (pyproject.toml): a Parquet file
+    # is refused before anything is written, saying so.
+    parquet = tmp_path / "rows.parquet"
+    parquet.write_bytes(b"PAR1" + bytes([0x15, 0x04, 0x15, 0x80, 0x01]) + b"values" * 20 + bytes([0x1C, 0, 0, 0])
+                        + b"PAR1")
+    refused = subprocess.run([str(command), "ingest", "--tokenizer", str(tokenizer), "--input", str(parquet),
+                              "--to", f"log:{tmp_path}/topics/p"], env=clean_env, capture_output=True, text=True,
+                             timeout=300)
+    assert refused.returncode == 1 and "Parquet support was not built in" in refused.stderr, refused.stderr
     # A usage error keeps the program's exit status through the wrapper.
     bad = subprocess.run([str(command), "no-such-command"], env=clean_env, capture_output=True, text=True)
     assert bad.returncode != 0

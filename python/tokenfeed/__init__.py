@@ -59,6 +59,7 @@ __all__ = [
     "ingest",
     "kafka_statistics",
     "merge_states",
+    "seen",
 ]
 
 
@@ -84,7 +85,7 @@ def kafka_statistics(clear: bool = False) -> dict:
 
 def __getattr__(name: str):
     # TokenDataset needs torch; import it only when asked for.
-    if name in ("TokenDataset", "Batch", "merge_states"):
+    if name in ("TokenDataset", "Batch", "merge_states", "seen"):
         from tokenfeed import dataset
 
         return getattr(dataset, name)

@@ -15,7 +15,9 @@ from tokenfeed import InvalidArgumentError, StorageError, _ext
 if TYPE_CHECKING:
     from typing_extensions import NotRequired, Unpack
 
-Source = Union[str, "os.PathLike[str]", Iterable[str], Iterable["os.PathLike[str]"]]
+# The last: any object with __arrow_c_stream__ (a pyarrow Table or
+# RecordBatchReader, a polars or DuckDB result), the text in its field= column.
+Source = Union[str, "os.PathLike[str]", Iterable[str], Iterable["os.PathLike[str]"], Any]
 
 
 class IngestOptions(TypedDict, total=False):
@@ -30,7 +32,7 @@ class IngestOptions(TypedDict, total=False):
     add_bos: bool
     add_eos: bool
     keep_special_tokens: bool
-    format: str  # "auto", "jsonl" or "text" (files only)
+    format: str  # "auto", "jsonl", "text", "parquet" or "arrow" (files only)
     text_mode: str  # "line", "paragraph" or "file" (files only)
     field: str  # files only
     utf8: str  # "replace" or "reject"
@@ -88,6 +90,14 @@ def ingest(source: Source, *, to: str, tokenizer: str | os.PathLike[str],
     is documents, not paths: name several files with ``pathlib.Path`` objects, a
     directory or a glob.
 
+    ``source`` may also be any object that exports an Arrow C stream
+    (``__arrow_c_stream__``: a ``pyarrow.Table`` or ``RecordBatchReader``, a polars
+    DataFrame, a DuckDB result): one document per row, the text from the string
+    column ``field`` (default ``"text"``; a column name, or a dotted path into
+    struct columns), other columns ignored, a null text a ``missing_field`` drop.
+    It is read batch by batch through the Arrow C stream interface (pyarrow must
+    be installed) and spooled like documents given as ``str``.
+
     Documents given as ``str`` are written to a temporary JSONL file first, which
     the records then name as their source; such a run cannot be resumed (a second
     call writes another run, which an existing topic refuses as another ingest's).
@@ -112,6 +122,8 @@ def ingest(source: Source, *, to: str, tokenizer: str | os.PathLike[str],
             raise TypeError(f"source[{bad[0]}] is {type(source[bad[0]]).__name__}, but source[0] is a path: "
                             "give paths alone (os.PathLike), or documents alone (str)")
         return _run([os.fspath(p) for p in source], to, tokenizer, options)
+    if hasattr(source, "__arrow_c_stream__") and not isinstance(source, type):
+        return _ingest_arrow_stream(source, to, tokenizer, options)
     if not isinstance(source, Iterable):
         raise TypeError(f"source must be a path, a glob, or an iterable of str documents, not "
                         f"{type(source).__name__}")
@@ -129,6 +141,65 @@ def ingest(source: Source, *, to: str, tokenizer: str | os.PathLike[str],
                 f.write(json.dumps({"text": doc}, ensure_ascii=False))
                 f.write("\n")
         return _run([path], to, tokenizer, {**options, "format": "jsonl"})
+
+
+def _arrow_text_column(batch: Any, field: str, pa: Any) -> Any:
+    """The string array of ``field`` in one record batch: a column of that
+    name first (dots allowed), else a dotted path into struct columns."""
+    names = batch.schema.names
+    if field in names:
+        column = batch.column(field)
+        where = field
+    else:
+        parts = field.split(".")
+        if parts[0] not in names:
+            raise InvalidArgumentError(f"the Arrow stream has no column '{field}' (its columns: "
+                                       f"{', '.join(names) or 'none'}); give the text column with field=")
+        column, where = batch.column(parts[0]), parts[0]
+        for part in parts[1:]:
+            if not pa.types.is_struct(column.type):
+                raise InvalidArgumentError(f"the Arrow stream's column '{field}': '{where}' is {column.type}, "
+                                           f"not a struct with a field '{part}'")
+            if column.type.get_field_index(part) < 0:
+                raise InvalidArgumentError(
+                    f"the Arrow stream has no column '{field}' ('{where}' has the fields: "
+                    f"{', '.join(column.type.field(i).name for i in range(column.type.num_fields))})")
+            # flatten(): a null struct makes its fields null too.
+            column = column.flatten()[column.type.get_field_index(part)]
+            where += "." + part
+    if pa.types.is_dictionary(column.type) and _is_string(column.type.value_type, pa):
+        column = column.cast(column.type.value_type)
+    if not _is_string(column.type, pa):
+        raise InvalidArgumentError(f"the Arrow stream's column '{field}' is {column.type}, not a string column; "
+                                   "give the text column with field=")
+    return column
+
+
+def _is_string(t: Any, pa: Any) -> bool:
+    return pa.types.is_string(t) or pa.types.is_large_string(t) or getattr(pa.types, "is_string_view",
+                                                                             lambda _: False)(t)
+
+
+def _ingest_arrow_stream(source: Any, to: str, tokenizer: str, options: dict[str, Any]) -> IngestStats:
+    try:
+        import pyarrow as pa
+    except ImportError:
+        raise TypeError("an Arrow stream source (__arrow_c_stream__) needs pyarrow: pip install pyarrow") from None
+    field = _text_argument(options.get("field", "text"), "field")
+    given = [k for k in ("format", "text_mode") if k in options]
+    if given:
+        raise TypeError(f"{given[0]}= applies to files; an Arrow stream is read row by row")
+    reader = pa.RecordBatchReader.from_stream(source)
+    with tempfile.TemporaryDirectory(prefix="tokenfeed-ingest-") as spool:
+        path = os.path.join(spool, "documents.jsonl")
+        with open(path, "w", encoding="utf-8", errors="surrogatepass") as f:
+            for batch in reader:
+                for text in _arrow_text_column(batch, field, pa).to_pylist():
+                    # A null text: an object without the field, a missing_field drop.
+                    f.write("{}" if text is None else json.dumps({"text": text}, ensure_ascii=False))
+                    f.write("\n")
+        rest = {k: v for k, v in options.items() if k != "field"}
+        return _run([path], to, tokenizer, {**rest, "format": "jsonl"})
 
 
 def _text_argument(value: Any, name: str) -> str:

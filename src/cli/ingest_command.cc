@@ -88,12 +88,13 @@ CommandRunner AddIngestCommand(CLI::App& app) {
       ->check(CLI::Range(0, 4096))->capture_default_str();
   AddDocumentOptions(cmd, &o.document);
   cmd->add_option("--format", c->format,
-                  "input format; auto: .jsonl/.json are JSONL, a binary format's extension (.parquet, .png, ...) "
-                  "is refused, anything else is text")->check(CLI::IsMember({"auto", "jsonl", "text"}))
+                  "input format; auto: .jsonl/.json are JSONL, .parquet is Parquet, .arrow/.feather Arrow IPC, "
+                  "another binary format's extension (.png, .avro, ...) is refused, anything else is text")
+      ->check(CLI::IsMember({"auto", "jsonl", "text", "parquet", "arrow"}))
       ->capture_default_str();
   cmd->add_option("--text-mode", c->text_mode, "plain text: a document per line, per paragraph or per file")
       ->check(CLI::IsMember({"line", "paragraph", "file"}))->capture_default_str();
-  cmd->add_option("--field", o.reader.json_field, "JSONL field with the text (dotted path)")->capture_default_str();
+  cmd->add_option("--field", o.reader.json_field, "JSONL field or Parquet/Arrow column with the text (dotted path)")->capture_default_str();
   cmd->add_option("--utf8", c->utf8, "invalid UTF-8: replace with U+FFFD, or reject the document")
       ->check(CLI::IsMember({"replace", "reject"}))->capture_default_str();
   cmd->add_option("--max-doc-bytes", o.reader.max_document_bytes, "longer documents are rejected as too_long")

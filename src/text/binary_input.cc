@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "text/byte_source.h"
+#include "text/table_text_column.h"
 
 namespace tokenfeed::text {
 namespace {
@@ -89,6 +90,16 @@ std::string Advice(const KnownFormat& f) {
   std::string name(f.name);
   switch (f.family) {
     case Family::kDataFile:
+      if (f.name == "Parquet" || f.name == "Arrow") {
+        if (TableTextColumn::Available()) {
+          return f.name == "Parquet" ? "Parquet files are read by name: give it the extension .parquet, or read it "
+                                       "with the parquet format"
+                                     : "Arrow IPC files are read by name: give it the extension .arrow, or read it "
+                                       "with the arrow format";
+        }
+        return "Parquet support was not built in (build with -DTOKENFEED_WITH_PARQUET=ON, docs/ingest.md), or "
+               "export the text as JSONL (one {\"text\": ...} object per line) and ingest that";
+      }
       return name + " input is not supported by this build: export the text as JSONL (one {\"text\": ...} object "
                     "per line) and ingest that";
     case Family::kImage:
@@ -311,6 +322,9 @@ std::optional<NotText> CheckTextInput(const std::string& path, bool check_name) 
 Status CheckTextInputs(const SourceSet& sources, InputFormat format) {
   std::vector<std::string> refused;
   for (const SourceFile& file : sources.files()) {
+    // A Parquet or Arrow file is read as one (its reader reports what is wrong with it).
+    const InputFormat as = DocumentReader::FormatForPath(file.path, format);
+    if (TableTextColumn::Available() && (as == InputFormat::kParquet || as == InputFormat::kArrow)) continue;
     if (auto not_text = CheckTextInput(file.path, format == InputFormat::kAuto)) {
       refused.push_back(not_text->Message(file.path));
     }

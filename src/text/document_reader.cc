@@ -7,6 +7,7 @@
 #include "base/utf8.h"
 #include "text/json_text_field.h"
 #include "text/line_window.h"
+#include "text/table_text_column.h"
 
 namespace tokenfeed::text {
 namespace {
@@ -35,7 +36,10 @@ Result<InputFormat> ParseInputFormat(std::string_view name) {
   if (name == "auto") return InputFormat::kAuto;
   if (name == "jsonl") return InputFormat::kJsonl;
   if (name == "text") return InputFormat::kText;
-  return Status::InvalidArgument("unknown input format '" + std::string(name) + "'; use auto, jsonl or text");
+  if (name == "parquet") return InputFormat::kParquet;
+  if (name == "arrow") return InputFormat::kArrow;
+  return Status::InvalidArgument("unknown input format '" + std::string(name) +
+                                 "'; use auto, jsonl, text, parquet or arrow");
 }
 
 Result<TextMode> ParseTextMode(std::string_view name) {
@@ -62,6 +66,7 @@ class DocumentReader::FileState {
  public:
   std::unique_ptr<ByteSource> source;
   std::unique_ptr<LineWindow> window;
+  std::unique_ptr<TableTextColumn> table;  // a Parquet or Arrow file: no source or window
   InputFormat format = InputFormat::kText;
   uint64_t ordinal = 0;
   uint64_t documents = 0;
@@ -79,6 +84,13 @@ InputFormat DocumentReader::FormatForPath(std::string_view path, InputFormat opt
   if (dot == std::string_view::npos || dot == 0) return InputFormat::kText;
   std::string_view ext = name.substr(dot + 1);
   if (EqualsIgnoreCase(ext, "jsonl") || EqualsIgnoreCase(ext, "json")) return InputFormat::kJsonl;
+  // A compressed .parquet.gz is not read as Parquet (it needs random access);
+  // the ingest refuses it as binary instead. The same for Arrow files.
+  const bool compressed = StripCompressionSuffix(path).size() != path.size();
+  if (EqualsIgnoreCase(ext, "parquet") && !compressed) return InputFormat::kParquet;
+  if ((EqualsIgnoreCase(ext, "arrow") || EqualsIgnoreCase(ext, "feather")) && !compressed) {
+    return InputFormat::kArrow;
+  }
   return InputFormat::kText;
 }
 
@@ -113,6 +125,11 @@ Result<std::unique_ptr<DocumentReader>> DocumentReader::Open(SourceSet sources, 
     }
   }
   if (start.line == 0) return Status::InvalidArgument("resume point has line 0; lines are numbered from 1");
+  if ((options.format == InputFormat::kParquet || options.format == InputFormat::kArrow) &&
+      !TableTextColumn::Available()) {
+    return Status::Unsupported("the parquet or arrow format was asked for, but Parquet support was not built in "
+                               "(build with -DTOKENFEED_WITH_PARQUET=ON, docs/ingest.md)");
+  }
   return std::unique_ptr<DocumentReader>(new DocumentReader(std::move(sources), std::move(options), std::move(start)));
 }
 
@@ -134,6 +151,8 @@ size_t DocumentReader::max_buffer_bytes() const {
 
 Status DocumentReader::OpenFile() {
   const SourceFile& file = sources_.files()[file_index_];
+  const InputFormat format = FormatForPath(file.path, options_.format);
+  if (format == InputFormat::kParquet || format == InputFormat::kArrow) return OpenTableFile(format);
   auto state = std::make_unique<FileState>();
   TF_ASSIGN_OR_RETURN(state->source, ByteSource::Open(file.path));
   state->window =
@@ -153,6 +172,53 @@ Status DocumentReader::OpenFile() {
   return Status::OK();
 }
 
+// A Parquet or Arrow file's documents are its rows: line is the 1-based row
+// number in the file and the byte offset its 0-based row index (line - 1), so
+// that a ResumePoint names a row (the row group follows from the metadata).
+Status DocumentReader::OpenTableFile(InputFormat format) {
+  const SourceFile& file = sources_.files()[file_index_];
+  auto state = std::make_unique<FileState>();
+  state->format = format;
+  doc_ = OpenDocument{};
+  uint64_t first_row = 0;
+  if (!start_applied_ && file_index_ == start_.file_index) {
+    start_applied_ = true;
+    if (start_.byte_offset + 1 != start_.line) {
+      return Status::InvalidArgument("'" + file.path + "': resume point at line " + std::to_string(start_.line) +
+                                     ", byte offset " + std::to_string(start_.byte_offset) +
+                                     " is not a table row (row index = line - 1); the file changed type since "
+                                     "it was recorded");
+    }
+    first_row = start_.byte_offset;
+    state->ordinal = start_.ordinal;
+    state->last_line = start_.line - 1;
+    state->resumed = first_row != 0;
+  }
+  const TableFormat table = format == InputFormat::kParquet ? TableFormat::kParquet : TableFormat::kArrowIpc;
+  TF_ASSIGN_OR_RETURN(state->table, TableTextColumn::Open(file.path, table, options_.json_field, first_row));
+  file_ = std::move(state);
+  return Status::OK();
+}
+
+Result<ReadEvent> DocumentReader::NextTableDocument() {
+  FileState& f = *file_;
+  TableTextColumn::Row row;
+  TF_ASSIGN_OR_RETURN(bool got, f.table->Next(&row));
+  if (!got) return FinishFile();
+  const uint64_t line = row.index + 1;
+  f.last_line = line;
+  if (!row.text) {
+    return RejectHere(DropReason::kMissingField,
+                      "row " + std::to_string(row.index) + " (row group " + std::to_string(row.row_group) +
+                          ") has no text: column '" + options_.json_field + "' is null",
+                      line, row.index);
+  }
+  if (row.text->size() > options_.max_document_bytes) {
+    return RejectHere(DropReason::kTooLong, TooLongMessage(row.text->size()), line, row.index);
+  }
+  return Deliver(*row.text, line, row.index, row.index + 1, line + 1);
+}
+
 Result<ReadEvent> DocumentReader::Next() {
   if (ended_) return ReadEvent::kEnd;
   if (!file_) {
@@ -166,15 +232,19 @@ Result<ReadEvent> DocumentReader::Next() {
       return opened;
     }
   }
-  Result<ReadEvent> event = file_->format == InputFormat::kJsonl || options_.text_mode == TextMode::kLine
-                                ? NextLineDocument()
-                                : NextParagraphOrFile();
+  Result<ReadEvent> event = file_->table ? NextTableDocument()
+                             : file_->format == InputFormat::kJsonl || options_.text_mode == TextMode::kLine
+                                 ? NextLineDocument()
+                                 : NextParagraphOrFile();
   if (!event.ok()) {
     const FileState& f = *file_;
     Status s = event.status();
     std::string m = s.message() + " [" + std::to_string(f.documents) + " documents of this file were delivered" +
                     (f.resumed ? " since the resume point" : "");
-    if (f.last_line > 0) m += ", reading stopped in line " + std::to_string(f.last_line + 1);
+    if (f.last_line > 0) {
+      m += f.table ? ", reading stopped after row " + std::to_string(f.last_line - 1)
+                   : ", reading stopped in line " + std::to_string(f.last_line + 1);
+    }
     m += "]";
     file_.reset();
     ++file_index_;
@@ -188,11 +258,11 @@ ReadEvent DocumentReader::FinishFile() {
   file_end_ = FileEnd{};
   file_end_.path = file.path;
   file_end_.file_index = file_index_;
-  file_end_.compression = file_->source->compression();
+  file_end_.compression = file_->source ? file_->source->compression() : Compression::kNone;
   file_end_.documents = file_->documents;
   file_end_.rejects = file_->rejects;
   file_end_.lines = file_->last_line;
-  file_end_.bytes = file_->source->offset();
+  file_end_.bytes = file_->source ? file_->source->offset() : file_->table->file_bytes();
   file_.reset();
   ++file_index_;
   return ReadEvent::kFileEnd;
@@ -240,6 +310,12 @@ ReadEvent DocumentReader::Deliver(std::string_view raw, uint64_t line, uint64_t 
   size_t bad = FindInvalidUtf8(raw);
   if (bad == std::string_view::npos) return Emit(raw, 0, line, offset, next_offset, next_line);
   if (options_.utf8 == Utf8Policy::kReject) {
+    if (file_->table) {
+      return RejectHere(DropReason::kInvalidUtf8,
+                        "invalid UTF-8 in row " + std::to_string(offset) + " at byte " + std::to_string(bad) +
+                            " of its text",
+                        line, offset);
+    }
     return RejectHere(DropReason::kInvalidUtf8,
                       "invalid UTF-8 at byte offset " + std::to_string(offset + bad) + " (byte " +
                           std::to_string(bad) + " of the document)",

@@ -1,6 +1,8 @@
 // DocumentReader: the files of a SourceSet as documents, in order, each with
 // its position (file, line, uncompressed byte offset, ordinal, sequence) and
-// the ResumePoint just after it. Per-document problems are Reject events and
+// the ResumePoint just after it. A Parquet or Arrow file gives one document per row:
+// its "line" is the 1-based row number and its "byte offset" the 0-based row
+// index (TableTextColumn reads it). Per-document problems are Reject events and
 // reading goes on; whole-file problems are an error Status naming the file.
 // It does not clean, deduplicate or tokenize. Views are valid until the next
 // Next; not thread-safe: one thread reads, copies go to workers.
@@ -30,8 +32,8 @@ class JsonTextField;
 // start), or file_index == files().size() when no file is left.
 struct ResumePoint {
   uint32_t file_index = 0;   // index into SourceSet::files() (== size: nothing left)
-  uint64_t byte_offset = 0;  // uncompressed offset of a line start in that file
-  uint64_t line = 1;         // the number of that line
+  uint64_t byte_offset = 0;  // uncompressed offset of a line start in that file (Parquet: row index)
+  uint64_t line = 1;         // the number of that line (Parquet: row index + 1)
   uint64_t ordinal = 0;      // ordinal in that file of the next document
   uint64_t sequence = 0;     // sequence number of the next document
   // When not empty, must equal files()[file_index].path: a changed file list
@@ -131,6 +133,8 @@ class DocumentReader {
 
   DocumentReader(SourceSet sources, ReaderOptions options, ResumePoint start);
   Status OpenFile();
+  Status OpenTableFile(InputFormat format);
+  Result<ReadEvent> NextTableDocument();
   Result<ReadEvent> NextLineDocument();
   Result<ReadEvent> NextParagraphOrFile();
   ReadEvent FinishFile();
