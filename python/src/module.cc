@@ -12,6 +12,7 @@ void RegisterIngest(nb::module_& m);
 void RegisterLoader(nb::module_& m);
 void RegisterReplay(nb::module_& m);
 void RegisterClientLog(nb::module_& m);
+void RegisterClientStatistics(nb::module_& m);
 }
 
 NB_MODULE(_ext, m) {
@@ -23,4 +24,5 @@ NB_MODULE(_ext, m) {
   tokenfeed::python::RegisterLoader(m);
   tokenfeed::python::RegisterReplay(m);
   tokenfeed::python::RegisterClientLog(m);
+  tokenfeed::python::RegisterClientStatistics(m);
 }

@@ -57,9 +57,30 @@ __all__ = [
     "UnsupportedError",
     "__version__",
     "ingest",
+    "kafka_statistics",
     "merge_states",
     "seen",
 ]
+
+
+def kafka_statistics(clear: bool = False) -> dict:
+    """The latest statistics report of each Kafka client of this process.
+
+    Clients report only when their properties set ``statistics.interval.ms``
+    (e.g. ``TokenDataset(..., kafka_properties={"statistics.interval.ms": 500})``),
+    every that many milliseconds; a report is librdkafka's statistics JSON,
+    parsed (per broker, ``brokers[name]["rxbytes"]`` is what the client received
+    from it). Returns ``{"clients": {name: report}, "dropped": n}``: a closed
+    client's last report is kept (what it fetched up to one interval before it
+    closed), and past 4096 clients the one that reported least recently is
+    dropped and counted. ``clear=True`` forgets them all after reading.
+    """
+    import json
+
+    from tokenfeed import _ext
+
+    reports, dropped = _ext._kafka_statistics(clear)
+    return {"clients": {name: json.loads(text) for name, text in reports}, "dropped": dropped}
 
 
 def __getattr__(name: str):

@@ -26,8 +26,26 @@ std::vector<DefaultSetting> ConsumerFetchDefaults() {
 ConsumerCore::ConsumerCore(Client client) : client_(std::move(client)) {}
 
 ConsumerCore::~ConsumerCore() {
-  if (queue_ != nullptr) rd_kafka_queue_destroy(queue_);
+  if (queue_ != nullptr) {
+    if (client_.statistics) ServeWaitingReports();
+    rd_kafka_queue_destroy(queue_);
+  }
   (void)Close();
+}
+
+// librdkafka queues its statistics reports on the consumer queue, and calls
+// the statistics callback only when that queue is served (a read): a client
+// that has not read since its latest report would take it, and what it
+// fetched since its last read, to the grave. Before the queue goes, serve what
+// waits in it (bounded: at most 64 x 1024 entries; fetched records are
+// dropped, the client is closing).
+void ConsumerCore::ServeWaitingReports() {
+  std::vector<rd_kafka_message_t*> drop(1024);
+  for (int round = 0; round < 64; ++round) {
+    const ssize_t n = rd_kafka_consume_batch_queue(queue_, 0, drop.data(), drop.size());
+    if (n <= 0) return;
+    for (ssize_t i = 0; i < n; ++i) rd_kafka_message_destroy(drop[static_cast<size_t>(i)]);
+  }
 }
 
 rd_kafka_resp_err_t ConsumerCore::Close() {

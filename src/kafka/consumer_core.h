@@ -52,6 +52,7 @@ class ConsumerCore {
   const Client& client() const { return client_; }
 
  private:
+  void ServeWaitingReports();
   Status ErrorFromMessage(const rd_kafka_message_t& m);
   Status CheckBrokersReachable();
 

@@ -6,6 +6,7 @@
 
 #include "kafka/kafka_error.h"
 #include "tokenfeed/client_log.h"
+#include "tokenfeed/client_statistics.h"
 
 namespace tokenfeed::kafka {
 namespace {
@@ -81,6 +82,18 @@ void OnRebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err, rd_kafka_topic_partiti
   } catch (...) {
     events->NoteCallbackFailure("rebalance");
   }
+}
+
+// statistics.interval.ms > 0: librdkafka hands its report (JSON) to the
+// process-wide store (client_statistics.h). Returns 0: librdkafka frees `json`.
+int OnStatistics(rd_kafka_t* rk, char* json, size_t json_len, void* opaque) {
+  (void)opaque;
+  try {
+    RecordClientStatistics(rd_kafka_name(rk), std::string(json, json_len));
+  } catch (...) {
+    // A report that cannot be kept (out of memory) is dropped: it only informs.
+  }
+  return 0;
 }
 
 Status RejectedProperty(const std::string& key, const std::string& origin, const char* errstr) {
@@ -184,6 +197,8 @@ Result<Client> CreateClient(rd_kafka_type_t type, const ClientOptions& options,
         "no Kafka bootstrap servers: give kafka://HOST:PORT/TOPIC or set bootstrap.servers=HOST:PORT");
   }
   client.bootstrap = servers->value;
+  const ConfigEntry* interval = merged.Find("statistics.interval.ms");
+  client.statistics = interval != nullptr && !interval->value.empty() && interval->value != "0";
 
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   char errstr[512];
@@ -196,6 +211,7 @@ Result<Client> CreateClient(rd_kafka_type_t type, const ClientOptions& options,
   rd_kafka_conf_set_opaque(conf, client.events.get());
   rd_kafka_conf_set_log_cb(conf, OnLog);
   rd_kafka_conf_set_error_cb(conf, OnError);
+  rd_kafka_conf_set_stats_cb(conf, OnStatistics);
   if (type == RD_KAFKA_PRODUCER) rd_kafka_conf_set_dr_msg_cb(conf, OnDeliveryReport);
   if (type == RD_KAFKA_CONSUMER && client.events->on_rebalance) rd_kafka_conf_set_rebalance_cb(conf, OnRebalance);
 

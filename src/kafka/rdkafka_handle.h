@@ -1,9 +1,11 @@
 // Creating and owning one librdkafka client handle: tokenfeed's defaults,
 // then the user's properties (a rejected one is reported with its origin);
 // log and error callbacks feed ClientEvents, so a later timeout can say what
-// librdkafka last complained about ("Connect to ... failed"). Internal to
-// src/kafka. ClientEvents is thread-safe (librdkafka's threads call it) and
-// outlives the handle (Client destroys them in that order).
+// librdkafka last complained about ("Connect to ... failed"); statistics
+// reports, when statistics.interval.ms asks for them, go to the store of
+// client_statistics.h. Internal to src/kafka. ClientEvents is thread-safe
+// (librdkafka's threads call it) and outlives the handle (Client destroys
+// them in that order).
 #pragma once
 
 #include <algorithm>
@@ -79,6 +81,7 @@ struct Client {
   HandlePtr handle;
   std::string bootstrap;  // for messages
   std::chrono::milliseconds timeout{};
+  bool statistics = false;  // statistics.interval.ms > 0: librdkafka reports (client_statistics.h)
 };
 
 Result<Client> CreateClient(rd_kafka_type_t type, const ClientOptions& options,
