@@ -14,10 +14,11 @@
 // stream is cut into shards instead and each rank reads only its own (an
 // endless stream; see shards).
 //
-// Thread-safety: Next, State, LoadState, StartNextRound and Metrics are
-// called from one thread (the training loop); the prefetch thread is
-// internal, and an error or exception in it reaches the caller as the Status
-// of Next(). Destroying a Loader stops its thread.
+// Thread-safety: Next, LoadState and StartNextRound are called from one
+// thread (the training loop); State, Metrics and MetricsPort from any (the
+// metrics endpoint calls Metrics from its own thread). The prefetch thread
+// is internal, and an error or exception in it reaches the caller as the
+// Status of Next(). Destroying a Loader stops its threads.
 #pragma once
 
 #include <array>

@@ -174,10 +174,9 @@ class LoaderImpl final : public Loader {
     if (o_.metrics_port) {
       std::vector<std::string> uris;
       for (const LoaderSource& s : o_.sources) uris.push_back(s.uri);
-      TF_ASSIGN_OR_RETURN(
-          metrics_server_,
-          metrics::MetricsHttpServer::Start(o_.metrics_address, static_cast<uint16_t>(*o_.metrics_port),
-                                            [this, uris] { return loader::LoaderExposition(Metrics(), o_.rank, uris); }));
+      auto render = [this, uris] { return loader::LoaderExposition(Metrics(), o_.rank, uris); };
+      TF_ASSIGN_OR_RETURN(metrics_server_, metrics::MetricsHttpServer::Start(
+                                               o_.metrics_address, static_cast<uint16_t>(*o_.metrics_port), render));
     }
     return StartThread();
   }

@@ -54,7 +54,8 @@ TEST(LoaderExposition, WritesEveryFamilyWithRankAndSourceLabels) {
   EXPECT_TRUE(Has(t, "tokenfeed_loader_epochs_completed{rank=\"3\",source=\"log:/d/\\\"b\\\"\"} 0\n"));
   EXPECT_TRUE(Has(t, "tokenfeed_loader_source_tokens_total{rank=\"3\",source=\"log:/d/a\",epoch=\"0\"} 80\n"));
   EXPECT_TRUE(Has(t, "tokenfeed_loader_source_tokens_total{rank=\"3\",source=\"log:/d/a\",epoch=\"1\"} 10\n"));
-  EXPECT_TRUE(Has(t, "tokenfeed_loader_source_documents_total{rank=\"3\",source=\"log:/d/\\\"b\\\"\",epoch=\"0\"} 2\n"));
+  EXPECT_TRUE(
+      Has(t, "tokenfeed_loader_source_documents_total{rank=\"3\",source=\"log:/d/\\\"b\\\"\",epoch=\"0\"} 2\n"));
   // Every sample belongs to a family declared before it, each declared once.
   std::string family;
   size_t at = 0;

@@ -210,7 +210,8 @@ Result<LoaderState> ParseLoaderState(std::string_view json) {
   if (root["consumed"].error() != simdjson::NO_SUCH_FIELD) {
     simdjson::dom::element consumed;
     int64_t consumed_version;
-    if (root["consumed"].get(consumed) || consumed["version"].get(consumed_version) || consumed["from_sample"].get(state.consumed_from) ||
+    if (root["consumed"].get(consumed) || consumed["version"].get(consumed_version) ||
+        consumed["from_sample"].get(state.consumed_from) ||
         state.consumed_from > state.samples) {
       return Status::InvalidArgument("malformed consumed member in the loader state (version, from_sample)");
     }

@@ -3,9 +3,10 @@
 // format), anything else with 404; each connection is closed after its
 // answer. Not a general web server: no keep-alive, no TLS, requests above
 // 8 KiB are refused. The one HTTP endpoint of the project: `tokenfeed serve`
-// and the training loader (LoaderOptions::metrics_port) both serve through it. Connections are served together without blocking, each
-// within a deadline for reading its request and sending its answer, and at
-// most kMaxConnections at once (a new one then displaces the oldest), so a
+// and the training loader (LoaderOptions::metrics_port) both serve through
+// it. Connections are served together without blocking, each within a
+// deadline for reading its request and sending its answer, and at most
+// kMaxConnections at once (a new one then displaces the oldest), so a
 // stalled or slow client never holds up a scrape. Its own thread calls
 // `render`, which must be thread-safe. Stop (or the destructor) ends the
 // thread within ~200 ms.
