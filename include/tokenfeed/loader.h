@@ -227,6 +227,9 @@ struct LoaderMetrics {
     std::string uri;
     uint32_t partition = 0;
     uint64_t records_behind = 0;  // from the last block read to the topic's end (as last checked)
+    // Following: the freshness (as above) of the last document of this
+    // partition finished; -1 before any, or when not following.
+    double freshness_seconds = -1;
   };
   std::vector<PartitionLag> partition_lag;
   // Per source: passes completed in the current round (see StartNextRound),

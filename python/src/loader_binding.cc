@@ -274,6 +274,7 @@ class PyLoader {
       e["uri"] = p.uri;
       e["partition"] = p.partition;
       e["records_behind"] = p.records_behind;
+      e["freshness_seconds"] = p.freshness_seconds < 0 ? nb::none() : nb::cast(p.freshness_seconds);
       lag.append(e);
     }
     d["partition_lag"] = lag;

@@ -313,7 +313,8 @@ class TokenDataset(IterableDataset):
         time spent waiting for records not yet written, and whether it waits now;
         ``freshness_p50_seconds`` and ``freshness_p99_seconds``, seconds from a
         record's append to the step that carries it, over the last 4096 documents); ``partition_lag``, a
-        list of ``{"uri", "partition", "records_behind"}``; ``epochs_completed``,
+        list of ``{"uri", "partition", "records_behind", "freshness_seconds"}`` (the last one: following, the
+        freshness of the partition's last document finished, None before one); ``epochs_completed``,
         passes per source in this round; ``ended_source``, the URI of the source
         that ended the stream (None before the end); ``tokens``, tokens of the
         batches yielded; ``wait_seconds_buckets``, ``(bound, count)`` pairs of

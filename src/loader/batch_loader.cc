@@ -537,7 +537,11 @@ class LoaderImpl final : public Loader {
       for (const Shard& shard : shards_) {
         for (const auto& s : shard.streams) {
           const std::vector<uint64_t> behind = s->Lag();
-          for (uint32_t p = 0; p < behind.size(); ++p) lag_.push_back({s->config().uri, p, behind[p]});
+          const std::vector<double>& fresh_by_partition = s->PartitionFreshness();
+          for (uint32_t p = 0; p < behind.size(); ++p) {
+            const double f = p < fresh_by_partition.size() ? fresh_by_partition[p] : -1;
+            lag_.push_back({s->config().uri, p, behind[p], f});
+          }
           bytes += s->buffered_bytes();
           records_read += s->records_read();
           bytes_read += s->bytes_read();

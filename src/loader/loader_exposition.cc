@@ -1,6 +1,9 @@
 #include "loader/loader_exposition.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <map>
+#include <utility>
 
 #include "metrics/exposition_writer.h"
 
@@ -44,12 +47,32 @@ std::string LoaderExposition(const LoaderMetrics& m, uint32_t rank, const std::v
   w.Family("tokenfeed_loader_read_bytes_total", "counter", "Bytes of the records read from the sources.");
   w.Sample("tokenfeed_loader_read_bytes_total", {{"rank", r}}, d(m.bytes_read));
 
+  // Sharded, each of the rank's shards reads every partition: one series a
+  // partition, the shard furthest behind (the largest lag, the stalest
+  // document).
+  std::map<std::pair<std::string, uint32_t>, std::pair<uint64_t, double>> partitions;
+  for (const LoaderMetrics::PartitionLag& p : m.partition_lag) {
+    auto [it, inserted] = partitions.try_emplace({p.uri, p.partition}, p.records_behind, p.freshness_seconds);
+    if (!inserted) {
+      it->second.first = std::max(it->second.first, p.records_behind);
+      it->second.second = std::max(it->second.second, p.freshness_seconds);
+    }
+  }
   w.Family("tokenfeed_loader_partition_lag_records", "gauge",
            "Records from the last block read to the partition's end, as last checked, per source partition.");
-  for (const LoaderMetrics::PartitionLag& p : m.partition_lag) {
-    const std::string partition = std::to_string(p.partition);
-    w.Sample("tokenfeed_loader_partition_lag_records", {{"rank", r}, {"source", p.uri}, {"partition", partition}},
-             d(p.records_behind));
+  for (const auto& [key, value] : partitions) {
+    const std::string partition = std::to_string(key.second);
+    w.Sample("tokenfeed_loader_partition_lag_records", {{"rank", r}, {"source", key.first}, {"partition", partition}},
+             d(value.first));
+  }
+  w.Family("tokenfeed_loader_partition_freshness_seconds", "gauge",
+           "Following a live topic: seconds from the append of the partition's last document finished to the step "
+           "that finished it.");
+  for (const auto& [key, value] : partitions) {
+    if (value.second < 0) continue;  // none yet, or not following
+    const std::string partition = std::to_string(key.second);
+    w.Sample("tokenfeed_loader_partition_freshness_seconds",
+             {{"rank", r}, {"source", key.first}, {"partition", partition}}, value.second);
   }
 
   w.Family("tokenfeed_loader_append_wait_seconds_total", "counter",

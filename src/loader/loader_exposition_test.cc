@@ -24,7 +24,8 @@ TEST(LoaderExposition, WritesEveryFamilyWithRankAndSourceLabels) {
   m.buffered_bytes = 4096;
   m.records_read = 50;
   m.bytes_read = 5000;
-  m.partition_lag = {{"log:/d/a", 0, 7}, {"log:/d/a", 1, 0}};
+  // Partition 1 twice (two shards of the rank): one series, the furthest behind.
+  m.partition_lag = {{"log:/d/a", 0, 7, 0.5}, {"log:/d/a", 1, 0, -1}, {"log:/d/a", 1, 3, -1}};
   m.freshness_p50_seconds = 1.5;
   m.freshness_p99_seconds = 2.25;
   m.epochs_completed = {1, 0};
@@ -47,7 +48,12 @@ TEST(LoaderExposition, WritesEveryFamilyWithRankAndSourceLabels) {
   EXPECT_TRUE(Has(t, "tokenfeed_loader_read_records_total{rank=\"3\"} 50\n"));
   EXPECT_TRUE(Has(t, "tokenfeed_loader_read_bytes_total{rank=\"3\"} 5000\n"));
   EXPECT_TRUE(Has(t, "tokenfeed_loader_partition_lag_records{rank=\"3\",source=\"log:/d/a\",partition=\"0\"} 7\n"));
-  EXPECT_TRUE(Has(t, "tokenfeed_loader_partition_lag_records{rank=\"3\",source=\"log:/d/a\",partition=\"1\"} 0\n"));
+  EXPECT_TRUE(Has(t, "tokenfeed_loader_partition_lag_records{rank=\"3\",source=\"log:/d/a\",partition=\"1\"} 3\n"));
+  EXPECT_FALSE(Has(t, "partition=\"1\"} 0\n"));
+  EXPECT_TRUE(
+      Has(t, "tokenfeed_loader_partition_freshness_seconds{rank=\"3\",source=\"log:/d/a\",partition=\"0\"} 0.5\n"));
+  EXPECT_FALSE(Has(t, "tokenfeed_loader_partition_freshness_seconds{rank=\"3\",source=\"log:/d/a\","
+                      "partition=\"1\"}"));
   EXPECT_TRUE(Has(t, "tokenfeed_loader_freshness_seconds{rank=\"3\",quantile=\"0.5\"} 1.5\n"));
   EXPECT_TRUE(Has(t, "tokenfeed_loader_freshness_seconds{rank=\"3\",quantile=\"0.99\"} 2.25\n"));
   EXPECT_TRUE(Has(t, "tokenfeed_loader_waiting_for_appends{rank=\"3\"} 0\n"));
@@ -73,7 +79,7 @@ TEST(LoaderExposition, WritesEveryFamilyWithRankAndSourceLabels) {
     if (line.starts_with("#")) continue;
     EXPECT_TRUE(line.starts_with(family)) << line << " after family " << family;
   }
-  EXPECT_EQ(types, 15);
+  EXPECT_EQ(types, 16);
 }
 
 }  // namespace

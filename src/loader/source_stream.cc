@@ -40,6 +40,7 @@ Result<std::unique_ptr<SourceStream>> SourceStream::Open(SourceConfig config) {
   }
   s->read_upto_.resize(c.partitions.size());
   s->topic_end_.resize(c.partitions.size());
+  s->partition_freshness_.assign(c.partitions.size(), -1);
   for (uint32_t p = 0; p < c.partitions.size(); ++p) {
     s->read_upto_[p] = c.partitions[p].start;
     s->topic_end_[p] = c.partitions[p].end;
@@ -143,7 +144,9 @@ void SourceStream::FinishDoc() {
   if (config_.follow && cur_->append_ms > 0 && freshness_.size() < 65536) {
     const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::system_clock::now().time_since_epoch());
-    freshness_.push_back(static_cast<double>(now.count() - cur_->append_ms) / 1000.0);
+    const double seconds = static_cast<double>(now.count() - cur_->append_ms) / 1000.0;
+    freshness_.push_back(seconds);
+    if (cur_->partition < partition_freshness_.size()) partition_freshness_[cur_->partition] = seconds;
   }
   ++pos_.doc;
   pos_.token = 0;
@@ -472,7 +475,7 @@ void SourceStream::ReadWindowOrThrow(uint64_t epoch, uint64_t window, Window* w)
     for (size_t d = from; d < from + count; ++d) {
       const StoredDoc& sd = w->stored[p][d];
       w->docs.push_back({sd.direct != nullptr ? sd.direct : arena + sd.ids_at, sd.count, sd.width, sd.append_ms,
-                         epoch_of_block[i]});
+                         epoch_of_block[i], p});
     }
   }
   // A shard's windows have keys of their own: epochs never reach 2^63.

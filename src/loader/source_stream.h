@@ -136,6 +136,9 @@ class SourceStream {
     out->insert(out->end(), freshness_.begin(), freshness_.end());
     freshness_.clear();
   }
+  // Following: per partition, the freshness of the last document of it
+  // finished (as above), or -1 before any. Prefetch thread only.
+  const std::vector<double>& PartitionFreshness() const { return partition_freshness_; }
   // Following: time spent waiting for records not yet appended, and whether
   // a reader waits now. Any thread.
   double append_wait_seconds() const { return append_wait_us_.load(std::memory_order_relaxed) / 1e6; }
@@ -148,6 +151,7 @@ class SourceStream {
     uint8_t width;       // 2 or 4
     int64_t append_ms;   // the record's append time (-1: unknown)
     uint64_t epoch;      // the pass its block belongs to (EpochTally)
+    uint32_t partition;
   };
   // Where a partition's reader put a document: an offset into the
   // partition's arena, which may still grow while it reads, or the record's
@@ -251,6 +255,7 @@ class SourceStream {
   std::atomic<uint64_t> append_wait_us_{0};
   std::atomic<int> waiting_{0};  // readers waiting for appends now
   std::vector<EpochTally> consumed_;
+  std::vector<double> partition_freshness_;  // following: by partition, -1 before any
   std::vector<double> freshness_;  // following: seconds, documents finished since TakeFreshness
   std::vector<uint64_t> read_upto_;   // per partition: end of the last block read
   std::vector<uint64_t> topic_end_;   // per partition: the topic's end when last checked

@@ -62,7 +62,7 @@ TEST(GrafanaDashboard, ParsesAndQueriesOnlyMetricsThatExist) {
 
   // A loader with every kind of sample: a lag, a source's counts.
   LoaderMetrics m;
-  m.partition_lag = {{"log:/d/a", 0, 1}};
+  m.partition_lag = {{"log:/d/a", 0, 1, 0.2}};
   m.epochs_completed = {0};
   m.consumed = {{0, 0, 10, 1}};
   std::set<std::string> exposed = SampleNames(loader::LoaderExposition(m, 0, {"log:/d/a"}));
