@@ -267,7 +267,9 @@ std::string LoaderStateJson(const LoaderState& state) {
   }
   // Written whenever counted: unsharded with the counts, sharded with the
   // start only (the counts are in the shards).
-  bool counted = !state.consumed.empty();
+  // (A state that has no counts and counts from its own sample is written
+  // without the member: it reads back the same.)
+  bool counted = !state.consumed.empty() || state.consumed_from != state.samples;
   for (const ShardState& part : state.shards) counted = counted || !part.consumed.empty();
   if (counted) {
     j += ",\"consumed\":{\"version\":" + std::to_string(kConsumedVersion) + ",\"from_sample\":" +
