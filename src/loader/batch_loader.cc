@@ -311,18 +311,18 @@ class LoaderImpl final : public Loader {
     }
     epoch_base_ = state.epoch_base;
     ConfigureStreams();
+    // A state without the counts of one of this rank's shards (written
+    // before them) counts every shard from its position.
+    bool counted = true;
+    for (const SourceTallies& t : saved_tallies) counted = counted && !t.empty();
     for (size_t i = 0; i < shards_.size(); ++i) {
       shards_[i].mixer.Resume(saved_mixers[i]);
       for (size_t s = 0; s < shards_[i].streams.size(); ++s) {
         shards_[i].streams[s]->Seek(saved_positions[i][s]);
-        shards_[i].streams[s]->SetConsumed(saved_tallies[i].empty() ? std::vector<loader::EpochTally>()
-                                                                     : saved_tallies[i][s]);
+        shards_[i].streams[s]->SetConsumed(counted ? saved_tallies[i][s] : std::vector<loader::EpochTally>());
       }
     }
     next_step_ = state.samples / per_step;
-    // A state without a shard's counts (written before them) counts from here.
-    bool counted = true;
-    for (const SourceTallies* t : tallies) counted = counted && !t->empty();
     consumed_from_ = counted ? state.consumed_from : state.samples;
     std::lock_guard lock(metrics_mu_);
     // A state without the counts: the state said from here, counting from here.
