@@ -20,9 +20,21 @@ export TOKENFEED_CLI="$root/build/release/src/cli/tokenfeed"
 ctest --preset release -j 2 --timeout 900
 
 if [ -d python/tests ] && ls python/tests/test_*.py >/dev/null 2>&1; then
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-build-isolation \
-  --config-settings=cmake.define.TOKENFEED_BUILD_CLI=OFF .
+  # One build of the package, installed into both test environments.
+  rm -rf build/test-wheel
+  .venv/bin/python -m pip wheel --quiet --disable-pip-version-check --no-deps --no-build-isolation \
+    --config-settings=cmake.define.TOKENFEED_BUILD_CLI=OFF -w build/test-wheel .
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps \
+    build/test-wheel/tokenfeed-*.whl
   .venv/bin/python -m pytest -q python/tests
+  # The PyTorch-facing tests again against the current PyTorch from PyPI
+  # (python/requirements-torch.txt): the dataset, torchrun with gloo and
+  # SIGKILL, the loader over Kafka topics with gaps, the training demo.
+  bash scripts/setup-torch.sh
+  .venv-torch/bin/python -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps \
+    build/test-wheel/tokenfeed-*.whl
+  .venv-torch/bin/python -m pytest -q python/tests/test_dataset.py python/tests/test_distributed.py \
+    python/tests/test_loader_kafka_gaps.py python/tests/test_demo.py
 fi
 # The same suite's core under the sanitizers (docs/testing.md, ~17 min here).
 bash scripts/sanitize.sh all

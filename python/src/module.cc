@@ -10,6 +10,7 @@ namespace tokenfeed::python {
 void RegisterTokenizer(nb::module_& m);
 void RegisterIngest(nb::module_& m);
 void RegisterLoader(nb::module_& m);
+void RegisterReplay(nb::module_& m);
 void RegisterClientLog(nb::module_& m);
 }
 
@@ -20,5 +21,6 @@ NB_MODULE(_ext, m) {
   tokenfeed::python::RegisterTokenizer(m);
   tokenfeed::python::RegisterIngest(m);
   tokenfeed::python::RegisterLoader(m);
+  tokenfeed::python::RegisterReplay(m);
   tokenfeed::python::RegisterClientLog(m);
 }

@@ -58,12 +58,13 @@ __all__ = [
     "__version__",
     "ingest",
     "merge_states",
+    "seen",
 ]
 
 
 def __getattr__(name: str):
     # TokenDataset needs torch; import it only when asked for.
-    if name in ("TokenDataset", "Batch", "merge_states"):
+    if name in ("TokenDataset", "Batch", "merge_states", "seen"):
         from tokenfeed import dataset
 
         return getattr(dataset, name)

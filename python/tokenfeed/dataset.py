@@ -302,6 +302,39 @@ class TokenDataset(IterableDataset):
         """The port of this rank's Prometheus endpoint (the one chosen for ``metrics_port=0``), or None."""
         return self._native.metrics_port()
 
+    @staticmethod
+    def replay(state: Mapping[str, Any], step: int, *, rank: int | None = None,
+               batch_size: int | None = None, world_size: int | None = None,
+               other_states: Sequence[Mapping[str, Any]] = (),
+               kafka_properties: Sequence[str] = ()) -> list[dict[str, Any]]:
+        """Global step ``step`` of the run ``state`` (a ``state_dict()``) belongs to, row by row.
+
+        The step is produced again by the loader's own pipeline from the
+        state's position (a step at or after it: only the windows from there
+        are read) or from the run's start (an earlier step), with the state's
+        settings, snapshot, ``batch_size`` and ``world_size`` (override the
+        last two for a step taken before an elastic resume). Each row is a dict:
+        ``step``, ``rank``, ``row``, ``source`` (index of the source),
+        ``input_ids`` and ``labels`` (int64 tensors, as the batch had them),
+        ``padding`` and ``pieces``, the record slices the row was packed from in
+        order: ``{"uri", "partition", "offset", "token_start", "token_end",
+        "bos", "eos", "source"}`` (``source`` as ``tokenfeed inspect --json``
+        prints it: ``{"kind": "file", "path", "line", "byte_offset"}`` or
+        ``{"kind": "message", "topic", "partition", "offset"}``). The row's tokens
+        are, piece by piece, the loader's BOS when ``bos``, the record's ids
+        ``[token_start, token_end)``, its EOS when ``eos``; then ``padding``
+        times ``pad_id``. ``rank=None``: every rank's rows. ``other_states``:
+        earlier ``state_dict()``s of the same run; the replay starts from the
+        latest state at or before the step (one holding the shards it reads:
+        for every rank's rows of a sharded run, ``merge_states``). docs/replay.md.
+        """
+        rows = _ext._replay(_state_json(state), int(step), rank, batch_size, world_size,
+                            [_state_json(s) for s in other_states], list(kafka_properties))
+        for row in rows:
+            row["input_ids"] = torch.tensor(row["input_ids"], dtype=torch.int64)
+            row["labels"] = torch.tensor(row["labels"], dtype=torch.int64)
+        return rows
+
     def metrics(self) -> dict[str, Any]:
         """How the loader is doing.
 
@@ -329,6 +362,25 @@ class TokenDataset(IterableDataset):
         """
         _client_log.forward()
         return self._native.metrics()
+
+
+def _state_json(state: Mapping[str, Any]) -> str:
+    if not isinstance(state, Mapping) or "tokenfeed_loader" not in state:
+        raise _ext.InvalidArgumentError("not a TokenDataset state_dict (no 'tokenfeed_loader' key)")
+    return json.dumps(state["tokenfeed_loader"])
+
+
+def seen(state: Mapping[str, Any], *, kafka_properties: Sequence[str] = ()) -> dict[str, Any]:
+    """What the checkpoint whose ``state_dict()`` this is has seen, per source.
+
+    ``{"samples", "step", "sources": [...]}``; each source ``{"uri", "all"
+    (a pass completed: every record seen), "samples", "tokens" (packed:
+    samples x seq_len; None unpacked), "whole_records", "whole" (per
+    partition, offset ranges ``(first, end)`` consumed whole), "partial"
+    ([{"partition", "offset", "tokens_taken", "tokens"}])}``. A sharded run's
+    state must hold every shard (``merge_states``). docs/replay.md.
+    """
+    return _ext._seen(_state_json(state), list(kafka_properties))
 
 
 def merge_states(states: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

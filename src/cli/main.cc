@@ -57,6 +57,8 @@ int main(int argc, char** argv) {
   add(tokenfeed::cli::AddIngestCommand(app));
   add(tokenfeed::cli::AddInspectCommand(app));
   add(tokenfeed::cli::AddTopicsCommand(app));
+  add(tokenfeed::cli::AddReplayCommand(app));
+  add(tokenfeed::cli::AddSeenCommand(app));
 #if TOKENFEED_HAS_KAFKA
   add(tokenfeed::cli::AddServeCommand(app));
 #endif

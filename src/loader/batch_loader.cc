@@ -26,6 +26,7 @@
 #include "loader/row_packer.h"
 #include "loader/source_mixer.h"
 #include "loader/source_stream.h"
+#include "loader/step_replayer.h"
 #include "metrics/metrics_http_server.h"
 #include "tokenfeed/loader.h"
 #include "tokenfeed/record.h"
@@ -134,10 +135,13 @@ struct Shard {
   std::vector<std::unique_ptr<SourceStream>> streams;  // by source
 };
 
-class LoaderImpl final : public Loader {
+// Also the StepReplayer (step_replayer.h): the same pipeline, run without
+// the prefetch thread, for replay.
+class LoaderImpl final : public Loader, public loader::StepReplayer {
  public:
-  explicit LoaderImpl(LoaderOptions o)
+  explicit LoaderImpl(LoaderOptions o, bool synchronous = false)
       : o_(std::move(o)),
+        synchronous_(synchronous),
         packer_({o_.seq_len, o_.pack, o_.pad_id, o_.ignore_index, o_.cross_document_labels, o_.int32_ids}),
         prefetcher_(o_.prefetch_batches, o_.memory_budget_bytes) {}
   ~LoaderImpl() override {
@@ -340,16 +344,41 @@ class LoaderImpl final : public Loader {
                                                : "the stream has not ended: take its batches to the end first");
     }
     StopThread();
-    uint64_t base = epoch_base_;
-    for (const auto& s : shards_[0].streams) base = std::max(base, s->position().epoch);
-    epoch_base_ = base + 1;  // epochs no source has started: each is reshuffled
-    ConfigureStreams();
-    for (const auto& s : shards_[0].streams) s->Seek({epoch_base_, 0, 0, 0});
+    BeginNextRound();
     std::lock_guard lock(metrics_mu_);
     state_ = StateJson(next_step_);
     terminal_.reset();
     metrics_.ended_source.reset();
     return StartThread();
+  }
+
+  // ---- StepReplayer
+  Status Load(const std::string& state_json) override { return LoadState(state_json); }
+  SourceStream* Stream(uint32_t shard, uint32_t source) override {
+    for (Shard& mine : shards_) {
+      if (mine.index == shard && source < mine.streams.size()) return mine.streams[source].get();
+    }
+    return nullptr;
+  }
+  uint64_t next_step() const override { return next_step_; }
+  Result<Batch> Step(bool copy, std::vector<loader::RowPiece>* pieces) override {
+    skip_mine_ = !copy;
+    recording_ = copy ? pieces : nullptr;
+    std::optional<uint32_t> ended;
+    Result<std::optional<Batch>> step = ProduceStep(&ended);
+    if (step.ok() && !*step) {  // the round ended here: the next one begins, as StartNextRound does
+      if (pieces != nullptr) pieces->clear();  // noted for rows of the step that could not be filled
+      BeginNextRound();
+      step = ProduceStep(&ended);
+      if (step.ok() && !*step) {
+        step = Status::InvalidArgument("the sources hold less than one global step of " +
+                                       std::to_string(uint64_t{o_.batch_size} * o_.world_size) + " samples");
+      }
+    }
+    skip_mine_ = false;
+    recording_ = nullptr;
+    if (!step.ok()) return step.status();
+    return std::move(**step);
   }
 
   LoaderMetrics Metrics() const override {
@@ -408,6 +437,23 @@ class LoaderImpl final : public Loader {
         shards_[i].streams[s]->SetRepeatGate([this, i, s] { return AnotherSourceHasPassesToMake(shards_[i], s); });
       }
     }
+  }
+
+  // Each source from the start of an epoch none has started (the stream
+  // ended: Loader::StartNextRound, or a replay passing a round's end).
+  void BeginNextRound() {
+    uint64_t base = epoch_base_;
+    for (const auto& s : shards_[0].streams) base = std::max(base, s->position().epoch);
+    epoch_base_ = base + 1;  // epochs no source has started: each is reshuffled
+    ConfigureStreams();
+    for (const auto& s : shards_[0].streams) s->Seek({epoch_base_, 0, 0, 0});
+  }
+
+  // This rank's row `row` from stream `s`; while replaying, its pieces are noted.
+  Result<bool> FillMine(SourceStream& s, uint32_t row, Batch* batch) {
+    if (recording_ == nullptr) return packer_.FillRow(s, row, batch);
+    loader::RecordingStream noted(s, row, recording_);
+    return packer_.FillRow(noted, row, batch);
   }
 
   // Called on the prefetch thread, which owns the streams.
@@ -496,6 +542,10 @@ class LoaderImpl final : public Loader {
     state.settings.emplace();
     for (auto& [name, value] : Settings()) state.settings->push_back({std::move(name), std::move(value)});
     state.snapshot = snapshot_;
+    state.run.emplace();
+    state.run->batch_size = o_.batch_size;
+    state.run->world_size = o_.world_size;
+    for (const LoaderSource& src : o_.sources) state.run->weights.push_back(src.weight);
     return loader::LoaderStateJson(state);
   }
 
@@ -517,6 +567,7 @@ class LoaderImpl final : public Loader {
 
   // ---- the prefetch thread
   Status StartThread() {
+    if (synchronous_) return Status::OK();  // a replayer: steps are produced on the caller's thread
     return prefetcher_.Start([this] {
       PrefetchItem item = ProduceItem();
       UpdateLag();
@@ -618,8 +669,8 @@ class LoaderImpl final : public Loader {
       const bool mine = owner == o_.rank;
       const uint32_t row = static_cast<uint32_t>(j % B);
       if (mine) batch.source_of_row[row] = static_cast<uint32_t>(src);
-      TF_ASSIGN_OR_RETURN(bool filled, mine ? packer_.FillRow(*shard.streams[src], row, &batch)
-                                            : packer_.SkipRow(*shard.streams[src]));
+      TF_ASSIGN_OR_RETURN(bool filled, mine && !skip_mine_ ? FillMine(*shard.streams[src], row, &batch)
+                                                           : packer_.SkipRow(*shard.streams[src]));
       if (!filled) {
         for (size_t s = 0; s < shard.streams.size(); ++s) {
           shard.streams[s]->Seek(saved[s]);
@@ -646,7 +697,8 @@ class LoaderImpl final : public Loader {
       Shard& shard = shards_[(j % o_.shards) / W];  // this rank's shards: rank, rank + W, ...
       const size_t src = shard.mixer.Next();
       batch.source_of_row[row] = static_cast<uint32_t>(src);
-      TF_ASSIGN_OR_RETURN(bool filled, packer_.FillRow(*shard.streams[src], row, &batch));
+      TF_ASSIGN_OR_RETURN(bool filled, skip_mine_ ? packer_.SkipRow(*shard.streams[src])
+                                                  : FillMine(*shard.streams[src], row, &batch));
       if (!filled) return Status::Internal("shard " + std::to_string(shard.index) + " of an endless stream ended");
     }
     ++next_step_;
@@ -654,6 +706,9 @@ class LoaderImpl final : public Loader {
   }
 
   LoaderOptions o_;
+  const bool synchronous_;   // a StepReplayer: no prefetch thread
+  bool skip_mine_ = false;   // replaying: this rank's rows too are only counted past
+  std::vector<loader::RowPiece>* recording_ = nullptr;  // replaying: where rows' pieces are noted
   loader::RowPacker packer_;
   topic::TopicConfig topic_config_;
   loader::Snapshot snapshot_;
@@ -756,6 +811,15 @@ Result<std::unique_ptr<Loader>> Loader::Create(const LoaderOptions& options) {
   TF_RETURN_IF_ERROR(l->Init());
   return std::unique_ptr<Loader>(std::move(l));
 }
+
+namespace loader {
+Result<std::unique_ptr<StepReplayer>> OpenStepReplayer(const LoaderOptions& options) {
+  TF_RETURN_IF_ERROR(ValidateLoaderOptions(options));
+  auto l = std::make_unique<LoaderImpl>(options, /*synchronous=*/true);
+  TF_RETURN_IF_ERROR(l->Init());
+  return std::unique_ptr<StepReplayer>(std::move(l));
+}
+}  // namespace loader
 
 Result<std::string> MergeLoaderStates(const std::vector<std::string>& states_json) {
   std::vector<LoaderState> states;

@@ -33,7 +33,8 @@ uint64_t KeyedRandom::Next() {
 uint64_t KeyedRandom::Below(uint64_t bound) {
   // Lemire: multiply into 128 bits, reject the small biased band.
   while (true) {
-    unsigned __int128 m = static_cast<unsigned __int128>(Next()) * bound;
+    __extension__ using Wide = unsigned __int128;  // GCC and Clang; the extension keeps -Wpedantic quiet
+    Wide m = static_cast<Wide>(Next()) * bound;
     uint64_t low = static_cast<uint64_t>(m);
     if (low >= bound || low >= (-bound) % bound) return static_cast<uint64_t>(m >> 64);
   }

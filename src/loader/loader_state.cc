@@ -228,6 +228,24 @@ Result<LoaderState> ParseLoaderState(std::string_view json) {
       TF_RETURN_IF_ERROR(ParseTallies(sources_consumed, &state.consumed));
     }
   }
+  // Absent in a state written before replay needed it.
+  if (root["run"].error() != simdjson::NO_SUCH_FIELD) {
+    simdjson::dom::object run;
+    simdjson::dom::array weights;
+    uint64_t batch_size, world_size;
+    if (root["run"].get(run) || run["batch_size"].get(batch_size) || run["world_size"].get(world_size) ||
+        run["weights"].get(weights) || batch_size == 0 || batch_size > UINT32_MAX || world_size == 0 ||
+        world_size > UINT32_MAX) {
+      return Status::InvalidArgument("malformed run (batch_size, world_size, weights) in the loader state");
+    }
+    RunShape shape{static_cast<uint32_t>(batch_size), static_cast<uint32_t>(world_size), {}};
+    for (simdjson::dom::element w : weights) {
+      double v;
+      if (w.get(v) || !(v >= 0)) return Status::InvalidArgument("malformed run weights in the loader state");
+      shape.weights.push_back(v);
+    }
+    state.run = std::move(shape);
+  }
   simdjson::dom::object settings;
   if (!root["settings"].get(settings)) {
     state.settings.emplace();
@@ -294,6 +312,16 @@ std::string LoaderStateJson(const LoaderState& state) {
       }
     }
     j += "}";
+  }
+  if (state.run) {
+    j += ",\"run\":{\"batch_size\":" + std::to_string(state.run->batch_size) +
+         ",\"world_size\":" + std::to_string(state.run->world_size) + ",\"weights\":[";
+    for (size_t s = 0; s < state.run->weights.size(); ++s) {
+      char w[32];
+      std::snprintf(w, sizeof(w), "%.17g", state.run->weights[s]);  // read back to the same double
+      j += std::string(s ? "," : "") + w;
+    }
+    j += "]}";
   }
   j += ",\"snapshot\":";
   AppendSnapshotJson(state.snapshot, &j);

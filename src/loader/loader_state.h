@@ -54,6 +54,17 @@ struct ShardState {
   friend bool operator==(const ShardState&, const ShardState&) = default;
 };
 
+// How the run that saved a state drew its steps, for replay (replay.h):
+// the global step is batch_size * world_size samples, and the sources'
+// weights exactly as given (the settings hold them as proportions, rounded).
+// Written since states carry it ("run"); absent in older states.
+struct RunShape {
+  uint32_t batch_size = 0;
+  uint32_t world_size = 0;
+  std::vector<double> weights;  // by source
+  friend bool operator==(const RunShape&, const RunShape&) = default;
+};
+
 struct LoaderState {
   std::string fingerprint;                // over the settings (the loader's, hex)
   uint64_t samples = 0;                   // global samples before the position
@@ -76,6 +87,7 @@ struct LoaderState {
   // object (its fingerprint still decides whether it loads).
   std::optional<std::vector<StateSetting>> settings;
   Snapshot snapshot;
+  std::optional<RunShape> run;            // nullopt in a state written before it was added
   friend bool operator==(const LoaderState&, const LoaderState&) = default;
 };
 
@@ -87,9 +99,10 @@ std::string SnapshotJson(const Snapshot& snapshot);
 
 // A state as LoaderStateJson writes it. InvalidArgument for text that is not
 // a loader state or has a malformed field, Unsupported for another version.
-// Fields the state does not know are ignored; "epoch_base" may be absent (0);
-// "consumed" may be absent (consumed_from is then the state's samples and the
-// counts are empty), and Unsupported when of another version.
+// Fields the state does not know are ignored; "epoch_base" may be absent (0),
+// and "run" too (nullopt); "consumed" may be absent (consumed_from is then the
+// state's samples and the counts are empty), and Unsupported when of another
+// version.
 Result<LoaderState> ParseLoaderState(std::string_view json);
 // The JSON of Loader::State(); ParseLoaderState reads it back to an equal
 // value. Strings are escaped as JSON requires and must be valid UTF-8.

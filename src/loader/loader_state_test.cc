@@ -103,6 +103,34 @@ TEST(LoaderStateTest, EpochBaseAndSettingsMayBeAbsent) {
 // Strings come back as they went in (quotes, backslashes, control
 // characters, UTF-8); a setting that is no string is kept as such, so that
 // it counts as absent when a refused state names its differences.
+// Since replay needs them: the run's step shape and exact weights ("run"),
+// written before the snapshot; a state without them (older) still parses.
+TEST(LoaderStateTest, TheRunShapeParsesAndWritesTheSameTextAndMayBeAbsent) {
+  const std::string with_run =
+      R"({"version":1,"fingerprint":"8c1d6b1f0a3e5d27","samples":96,"mixer":[67,29],)"
+      R"("sources":[{"epoch":1,"window":0,"doc":12,"token":3},{"epoch":2,"window":1,"doc":0,"token":0}],)"
+      R"("epoch_base":1,"settings":{"seq_len":"16"},"run":{"batch_size":3,"world_size":2,)"
+      R"("weights":[0.69999999999999996,0.10000000000000001]},"snapshot":[]})";
+  auto state = ParseLoaderState(with_run);
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
+  ASSERT_TRUE(state->run.has_value());
+  EXPECT_EQ(state->run->batch_size, 3u);
+  EXPECT_EQ(state->run->world_size, 2u);
+  EXPECT_EQ(state->run->weights, (std::vector<double>{0.7, 0.1}));  // the same doubles, bit for bit
+  EXPECT_EQ(LoaderStateJson(*state), with_run);
+  EXPECT_FALSE(ParseLoaderState(kState)->run.has_value());
+  for (const char* bad : {R"("run":{"batch_size":0,"world_size":2,"weights":[]})",
+                          R"("run":{"batch_size":3,"weights":[1]})", R"("run":{"batch_size":3,"world_size":2,)"
+                                                                     R"("weights":["x"]})",
+                          R"("run":{"batch_size":3,"world_size":2,"weights":[-1]})", R"("run":7)"}) {
+    std::string text = kState;
+    text.insert(text.size() - 1, std::string(",") + bad);
+    auto refused = ParseLoaderState(text);
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_NE(refused.status().message().find("run"), std::string::npos) << refused.status().ToString();
+  }
+}
+
 TEST(LoaderStateTest, StringsAndOddSettingsSurviveARoundTrip) {
   LoaderState state;
   state.fingerprint = "00ff";

@@ -352,14 +352,15 @@ Status SourceStream::ReadBlocks(uint32_t partition, const std::vector<BlockRead>
         if (owner != nullptr) {
           // Bytes that stay readable while the window holds their owner (a
           // memory-mapped segment): the document points at them, no copy.
-          stored.push_back({0, reinterpret_cast<const uint8_t*>(view->ids().data()), count, width, r.append_time_ms});
+          stored.push_back(
+              {0, reinterpret_cast<const uint8_t*>(view->ids().data()), count, width, r.append_time_ms, r.offset.value()});
         } else {
           // Keep the ids 4-aligned in the arena, as the record had them.
           const size_t at_byte = (arena.size() + 3) & ~size_t{3};
           arena.insert(arena.end(), at_byte - arena.size(), '\0');
           const char* ids = reinterpret_cast<const char*>(view->ids().data());
           arena.insert(arena.end(), ids, ids + size_t{count} * width);
-          stored.push_back({at_byte, nullptr, count, width, r.append_time_ms});
+          stored.push_back({at_byte, nullptr, count, width, r.append_time_ms, r.offset.value()});
         }
         ++docs;
       }
@@ -474,8 +475,8 @@ void SourceStream::ReadWindowOrThrow(uint64_t epoch, uint64_t window, Window* w)
     const uint8_t* arena = reinterpret_cast<const uint8_t*>(w->arenas[p].data());
     for (size_t d = from; d < from + count; ++d) {
       const StoredDoc& sd = w->stored[p][d];
-      w->docs.push_back({sd.direct != nullptr ? sd.direct : arena + sd.ids_at, sd.count, sd.width, sd.append_ms,
-                         epoch_of_block[i], p});
+      w->docs.push_back({sd.direct != nullptr ? sd.direct : arena + sd.ids_at, sd.count, sd.width, sd.append_ms, p,
+                         sd.offset, epoch_of_block[i]});
     }
   }
   // A shard's windows have keys of their own: epochs never reach 2^63.
@@ -527,6 +528,22 @@ Status SourceStream::LoadWindow() {
   loaded_ = true;
   StartPrefetch();
   return Status::OK();
+}
+
+std::vector<Block> SourceStream::WindowBlocks(uint64_t epoch, uint64_t window) {
+  std::vector<Block> blocks;
+  for (const BlockRead& read : WindowReads(epoch, window)) blocks.push_back(read.block);
+  return blocks;
+}
+
+Result<std::vector<SourceStream::RecordKey>> SourceStream::WindowVisitOrder(uint64_t epoch, uint64_t window) {
+  Window w;
+  ReadWindow(epoch, window, &w);
+  TF_RETURN_IF_ERROR(w.status);
+  std::vector<RecordKey> keys;
+  keys.reserve(w.order.size());
+  for (uint32_t i : w.order) keys.push_back({w.docs[i].partition, w.docs[i].offset, w.docs[i].count});
+  return keys;
 }
 
 std::vector<uint64_t> SourceStream::Lag() const {

@@ -117,6 +117,26 @@ class SourceStream {
   const std::vector<EpochTally>& consumed() const { return consumed_; }
   void SetConsumed(std::vector<EpochTally> consumed) { consumed_ = std::move(consumed); }
 
+  // The record the current document is (after Ready() returned true): its
+  // partition and offset, and how many token ids it stores (length() adds
+  // the configured BOS/EOS). What replay (replay.h) names a row's pieces by.
+  struct RecordKey {
+    uint32_t partition = 0;
+    uint64_t offset = 0;
+    uint32_t stored = 0;
+  };
+  RecordKey record() const { return {cur_->partition, cur_->offset, cur_->count}; }
+
+  // What `seen` (seen.h) names a position's consumed documents by, from
+  // the code that reads: the blocks of window (epoch, window) of this stream
+  // (its shard's, when sharded), and its records in the order the stream
+  // visits them (the window is read for it, apart from the stream's own).
+  // Call them on a stream that is not being read.
+  std::vector<Block> WindowBlocks(uint64_t epoch, uint64_t window);
+  Result<std::vector<RecordKey>> WindowVisitOrder(uint64_t epoch, uint64_t window);
+  // Windows in an epoch (UINT64_MAX: sharded or following, one endless sequence).
+  uint64_t windows_per_epoch() const { return windows_per_epoch_; }
+
   const SourcePosition& position() const { return pos_; }
   const SourceConfig& config() const { return config_; }
   // The window in use and the one being read, as measured when its reading
@@ -150,8 +170,9 @@ class SourceStream {
     uint32_t count;      // stored ids
     uint8_t width;       // 2 or 4
     int64_t append_ms;   // the record's append time (-1: unknown)
+    uint32_t partition;  // where the record is
+    uint64_t offset;
     uint64_t epoch;      // the pass its block belongs to (EpochTally)
-    uint32_t partition;
   };
   // Where a partition's reader put a document: an offset into the
   // partition's arena, which may still grow while it reads, or the record's
@@ -162,6 +183,7 @@ class SourceStream {
     uint32_t count;
     uint8_t width;
     int64_t append_ms;
+    uint64_t offset;  // the record's (the partition is the arena's)
   };
   // One window's records, in memory. Ids read in place from a memory-mapped
   // segment are not copied: the window holds the maps (owners) and the

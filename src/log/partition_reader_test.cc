@@ -410,6 +410,46 @@ TEST_F(PartitionReaderTest, MappedSegmentThatGrowsAfterAnInterruptedRollIsReadTo
   EXPECT_EQ(n, 150u);
 }
 
+// A follower that met a crashed writer's torn batch at the tail, then a new
+// writer that cut it and wrote a shorter batch in its place: the follower
+// must read the new batch, not keep waiting for the length the torn one
+// claimed (which the file may never reach).
+TEST_F(PartitionReaderTest, ATornTailCutAndWrittenAnewWithAShorterBatchIsRead) {
+  Append(100, 10);
+  writer_.reset();  // a crash: no close
+  const std::string torn = testing::EncodeTestBatch(100, 100);
+  {
+    const int fd = ::open(SegmentPath(0).c_str(), O_WRONLY | O_APPEND);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::write(fd, torn.data(), torn.size() / 2), static_cast<ssize_t>(torn.size() / 2));
+    ::close(fd);
+  }
+  auto r = Reader();
+  uint64_t n = 0;
+  for (int guard = 0; guard < 20 && n < 100; ++guard) {
+    auto b = r->Read();
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    for (LogRecord rec : *b) ASSERT_EQ(TestRecordNumber(rec.as_string_view()), n++);
+  }
+  ASSERT_EQ(n, 100u);
+  auto at_torn = r->Read(milliseconds(20));  // the torn batch is not complete: nothing yet
+  ASSERT_TRUE(at_torn.ok()) << at_torn.status().ToString();
+  EXPECT_TRUE(at_torn->empty());
+
+  auto w = topic_->OpenWriter(PartitionId(0));
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_GT((*w)->recovery().truncated_bytes, 0u);
+  writer_ = std::move(w).value();
+  Append(110, 10);  // far shorter than the torn batch claimed to be
+  ASSERT_LT(testing::EncodeTestBatch(100, 10).size(), torn.size());
+  for (int guard = 0; guard < 50 && n < 110; ++guard) {
+    auto b = r->Read(milliseconds(20));
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    for (LogRecord rec : *b) ASSERT_EQ(TestRecordNumber(rec.as_string_view()), n++);
+  }
+  EXPECT_EQ(n, 110u) << "the follower kept waiting for the torn batch's length";
+}
+
 TEST_F(PartitionReaderTest, RecordsAreFourByteAlignedSoTokenIdsAre) {
   BatchBuilder b;
   std::string buf;

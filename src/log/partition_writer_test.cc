@@ -293,7 +293,9 @@ TEST_P(FlippedBitTest, InTheLastSyncedBatchIsDamageNotATornTail) {
   {
     auto w = Writer();
     AppendUpTo(w.get(), 30, 10);
-    if (GetParam()) ASSERT_TRUE(w->Close().ok());
+    if (GetParam()) {
+      ASSERT_TRUE(w->Close().ok());
+    }
   }
   const std::string before = *ReadFileToString(FileSystem::Posix(), SegmentPath(0));
   const uint64_t last =

@@ -103,6 +103,11 @@ Result<SegmentReader::Outcome> SegmentReader::ReadAt(uint64_t position, Check ch
   TF_ASSIGN_OR_RETURN(bool whole, Holds(position + h.batch_length));
   if (!whole) {
     problem_ = "the batch's " + std::to_string(h.batch_length) + " bytes are not all in the file";
+    // The header may have come from the buffer, and a crashed writer's torn
+    // batch can since have been cut and written anew with another length
+    // (possibly one the file never reaches): the next look reads the file
+    // as it is then, not the header kept here.
+    Invalidate();
     return Outcome::kIncomplete;
   }
   if (check == Check::kPresence) {

@@ -66,7 +66,9 @@ class SegmentReader {
     kRecords,   // the record entries fill the batch exactly
     kChecksum,  // that, and the data checksum
   };
-  // Reads the batch that starts at file position `position`.
+  // Reads the batch that starts at file position `position`. After kIncomplete
+  // the buffer is forgotten: the next call reads the batch's header again
+  // from the file (a torn batch may have been cut and replaced meanwhile).
   Result<Outcome> ReadAt(uint64_t position, Check check, Batch* batch);
   // Bytes [position, position + n) of the file, fewer only where it ends
   // first: part of a batch whose whole this reader checked before, read
