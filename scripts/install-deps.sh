@@ -11,7 +11,7 @@ packages=(
   libgtest-dev libbenchmark-dev
   python3 python3-dev python3-venv python3-pip python3-numpy python3-torch python3-pytest python3-matplotlib
   libopenblas0-pthread
-  nodejs npm cargo default-jre-headless curl kcat maven openssl
+  nodejs npm cargo default-jre-headless curl kcat maven openssl prometheus
   libasan8 libubsan1 libtsan2 clang libclang-rt-14-dev
 )
 

@@ -51,8 +51,8 @@ run_asan() {
 
 # The components with threads of their own: the loader's prefetch, the log's
 # readers beside its writer, the tokenizer's batch encoding, the document
-# readers, the serve metrics server.
-tsan_targets=(loader_test sharded_loader_test follow_loader_test loader_unit_test base_test log_test log_tail_follow_test topic_test tokenizer_test text_test serve_unit_test)
+# readers, the metrics endpoint (serve's and the loader's).
+tsan_targets=(loader_test sharded_loader_test follow_loader_test loader_unit_test base_test log_test log_tail_follow_test topic_test tokenizer_test text_test serve_unit_test metrics_unit_test)
 
 run_tsan() {
   local started=$SECONDS

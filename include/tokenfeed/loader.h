@@ -14,12 +14,14 @@
 // stream is cut into shards instead and each rank reads only its own (an
 // endless stream; see shards).
 //
-// Thread-safety: Next, State, LoadState, StartNextRound and Metrics are
-// called from one thread (the training loop); the prefetch thread is
-// internal, and an error or exception in it reaches the caller as the Status
-// of Next(). Destroying a Loader stops its thread.
+// Thread-safety: Next, LoadState and StartNextRound are called from one
+// thread (the training loop); State, Metrics and MetricsPort from any (the
+// metrics endpoint calls Metrics from its own thread). The prefetch thread
+// is internal, and an error or exception in it reaches the caller as the
+// Status of Next(). Destroying a Loader stops its threads.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -108,6 +110,16 @@ struct LoaderOptions {
   // How long one Kafka step (connecting, metadata, a fetch) may wait for the
   // cluster before it fails.
   uint32_t kafka_timeout_ms = 30000;
+  // Prometheus: with a port, the loader serves its metrics (Metrics(), in
+  // the text exposition format, names in docs/metrics.md) at
+  // http://metrics_address:metrics_port/metrics from a thread of its own,
+  // for as long as it lives; 0 picks a free port (Loader::MetricsPort says
+  // which). nullopt: no endpoint. One per rank: give each rank its own port
+  // (e.g. a base plus the local rank), or 0. The address is an IPv4
+  // address: the default, loopback, is reachable from this machine only;
+  // 0.0.0.0 listens on every interface (for a scraper on another machine).
+  std::optional<uint32_t> metrics_port;
+  std::string metrics_address = "127.0.0.1";
 };
 
 // Checks every option against its limits; InvalidArgument names the option,
@@ -183,6 +195,15 @@ struct LoaderMetrics {
   uint64_t batches = 0;
   double wait_seconds_total = 0;   // time Next() blocked for the prefetch thread
   double last_wait_seconds = 0;
+  // The waits of Next() that returned a batch, as a histogram: how many
+  // took at most kWaitBucketBounds[i] seconds (cumulative, as Prometheus
+  // has it), and the count of all of them (the +Inf bucket) in
+  // wait_count. wait_seconds_total is their sum (with the end's wait).
+  static constexpr std::array<double, 12> kWaitBucketBounds = {
+      0.0001, 0.0005, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5};
+  std::array<uint64_t, 12> wait_buckets{};
+  uint64_t wait_count = 0;
+  uint64_t tokens = 0;             // tokens of this rank's batches delivered (Batch::tokens)
   double tokens_per_second = 0;    // of batches delivered, since the first one
   uint32_t ready_batches = 0;      // prefetched and waiting
   uint32_t ready_capacity = 0;
@@ -206,6 +227,9 @@ struct LoaderMetrics {
     std::string uri;
     uint32_t partition = 0;
     uint64_t records_behind = 0;  // from the last block read to the topic's end (as last checked)
+    // Following: the freshness (as above) of the last document of this
+    // partition finished; -1 before any, or when not following.
+    double freshness_seconds = -1;
   };
   std::vector<PartitionLag> partition_lag;
   // Per source: passes completed in the current round (see StartNextRound),
@@ -214,6 +238,22 @@ struct LoaderMetrics {
   // Once Next() has returned the end: the source that ran out (index into
   // LoaderOptions::sources); with epochs=N, the last to complete N passes.
   std::optional<uint32_t> ended_source;
+  // Token accounting, as of the last batch Next() returned (what State()
+  // holds): per source and epoch, the tokens the stream put into rows (BOS/
+  // EOS added by the loader included, padding and a pack=false row's
+  // truncated tail not) and the documents begun (whose first token went
+  // into a row). Unsharded: the whole stream, every rank's rows (the same
+  // on every rank); sharded: this rank's shards (sum the ranks). Counted
+  // from global sample consumed_from_sample: 0, unless the run resumed from
+  // a state written without the counts. docs/loader.md, "Token accounting".
+  struct SourceConsumption {
+    uint32_t source = 0;  // index into LoaderOptions::sources
+    uint64_t epoch = 0;
+    uint64_t tokens = 0;
+    uint64_t documents = 0;
+  };
+  std::vector<SourceConsumption> consumed;  // by source, then epoch
+  uint64_t consumed_from_sample = 0;
 };
 
 class Loader {
@@ -243,6 +283,9 @@ class Loader {
   // began, so a checkpoint taken in any round resumes exactly.
   virtual Status StartNextRound() = 0;
   virtual LoaderMetrics Metrics() const = 0;
+  // The port of the metrics endpoint (LoaderOptions::metrics_port; the one
+  // chosen when that was 0), or 0 when there is none.
+  virtual uint16_t MetricsPort() const = 0;
   // The snapshot this loader uses (to hand rank 0's to the other ranks).
   virtual std::string Snapshot() const = 0;
 };

@@ -129,6 +129,9 @@ void SetKafkaProperties(LoaderOptions& o, nb::handle v, const char* name) {
     }
   }
 }
+void SetMetricsAddress(LoaderOptions& o, nb::handle v, const char* name) {
+  o.metrics_address = StringArgument(v, name);
+}
 template <auto Member>
 nb::object Get(const LoaderOptions& o) {
   return nb::cast(o.*Member);
@@ -159,6 +162,8 @@ const OptionField kFields[] = {
     {"prefetch_batches", SetU32<&LoaderOptions::prefetch_batches>, Get<&LoaderOptions::prefetch_batches>},
     {"kafka_properties", SetKafkaProperties, Get<&LoaderOptions::kafka_properties>},
     {"kafka_timeout_ms", SetU32<&LoaderOptions::kafka_timeout_ms>, Get<&LoaderOptions::kafka_timeout_ms>},
+    {"metrics_port", SetOptionalU32<&LoaderOptions::metrics_port>, Get<&LoaderOptions::metrics_port>},
+    {"metrics_address", SetMetricsAddress, Get<&LoaderOptions::metrics_address>},
 };
 
 std::vector<LoaderSource> SourcesOf(const std::vector<std::string>& uris, const std::vector<double>& weights) {
@@ -242,6 +247,10 @@ class PyLoader {
     ThrowIfError(st);
   }
   std::string Snapshot() const { return l_->Snapshot(); }
+  nb::object MetricsPort() const {
+    const uint16_t port = l_->MetricsPort();
+    return port == 0 ? nb::none() : nb::cast(port);
+  }
 
   nb::dict Metrics() const {
     LoaderMetrics m = l_->Metrics();
@@ -265,10 +274,30 @@ class PyLoader {
       e["uri"] = p.uri;
       e["partition"] = p.partition;
       e["records_behind"] = p.records_behind;
+      e["freshness_seconds"] = p.freshness_seconds < 0 ? nb::none() : nb::cast(p.freshness_seconds);
       lag.append(e);
     }
     d["partition_lag"] = lag;
     d["epochs_completed"] = m.epochs_completed;
+    d["tokens"] = m.tokens;
+    nb::list buckets;
+    for (size_t i = 0; i < m.wait_buckets.size(); ++i) {
+      buckets.append(nb::make_tuple(LoaderMetrics::kWaitBucketBounds[i], m.wait_buckets[i]));
+    }
+    d["wait_seconds_buckets"] = buckets;
+    d["wait_count"] = m.wait_count;
+    nb::list consumed;
+    for (const LoaderMetrics::SourceConsumption& c : m.consumed) {
+      nb::dict e;
+      e["uri"] = c.source < uris_.size() ? uris_[c.source] : std::to_string(c.source);
+      e["source"] = c.source;
+      e["epoch"] = c.epoch;
+      e["tokens"] = c.tokens;
+      e["documents"] = c.documents;
+      consumed.append(e);
+    }
+    d["consumed"] = consumed;
+    d["consumed_from_sample"] = m.consumed_from_sample;
     if (m.ended_source && *m.ended_source < uris_.size()) {
       d["ended_source"] = uris_[*m.ended_source];
     } else {
@@ -317,7 +346,8 @@ void RegisterLoader(nb::module_& m) {
       .def("load_state", &PyLoader::LoadState)
       .def("start_next_round", &PyLoader::StartNextRound)
       .def("snapshot", &PyLoader::Snapshot)
-      .def("metrics", &PyLoader::Metrics);
+      .def("metrics", &PyLoader::Metrics)
+      .def("metrics_port", &PyLoader::MetricsPort);
   m.def("_loader_defaults", &Defaults, "The loader options and their defaults (tokenfeed::LoaderOptions).");
   m.def("_create_loader", &CreateLoader, nb::arg("uris"), nb::arg("weights"), nb::arg("snapshot"), nb::arg("options"));
   m.def("_take_snapshot", &TakeSnapshotOf, nb::arg("uris"), nb::arg("options"));

@@ -17,8 +17,10 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 # component -> the other components (src/<name>/) its code may include.
 # Everything may include the public API (tokenfeed/...). Only topic/ knows
 # the transports, and serve/ (a Kafka application) talks to Kafka itself.
+# metrics/ (the Prometheus endpoint) is shared by serve/ and loader/.
 ALLOWED = {
     "base": set(),
+    "metrics": {"base"},
     "tokenizer": {"base"},
     "document": {"base"},
     "text": {"base"},
@@ -27,8 +29,8 @@ ALLOWED = {
     "kafka": {"base"},
     "topic": {"base", "log", "kafka"},
     "ingest": {"base", "document", "text"},
-    "loader": {"base"},
-    "serve": {"base", "document", "text", "kafka"},
+    "loader": {"base", "metrics"},
+    "serve": {"base", "document", "text", "kafka", "metrics"},
     "cli": {"base", "document", "ingest", "serve", "text"},
 }
 

@@ -56,6 +56,8 @@ class LoaderOptions(TypedDict, total=False):
     prefetch_batches: int
     kafka_properties: Sequence[str] | Mapping[str, str | bool | int]
     kafka_timeout_ms: int
+    metrics_port: int | None
+    metrics_address: str
 
 
 _URI_FORMS = "a str such as 'log:DIR/TOPIC' or 'kafka://HOST:PORT/TOPIC'"
@@ -164,6 +166,13 @@ class TokenDataset(IterableDataset):
       strings or a mapping (a ``dict`` or any ``collections.abc.Mapping``) of
       str to str, bool (``"true"``/``"false"``) or int. ``kafka_timeout_ms``:
       how long one Kafka step may wait for the cluster.
+    - ``metrics_port``: serve this rank's metrics for Prometheus at
+      ``http://metrics_address:PORT/metrics`` (0: any free port, see
+      ``metrics_port`` after creation; None, the default: no endpoint). Give
+      each rank its own port, e.g. a base plus ``LOCAL_RANK``.
+      ``metrics_address``: the IPv4 address to listen on, ``127.0.0.1`` (this
+      machine only) by default; ``0.0.0.0`` for a scraper elsewhere
+      (docs/loader.md, "Metrics").
 
     Bad values raise ``tokenfeed.InvalidArgumentError`` (a ``ValueError``)
     naming the parameter; numpy integers are accepted, bools are not integers.
@@ -288,6 +297,11 @@ class TokenDataset(IterableDataset):
             raise _ext.InvalidArgumentError("not a TokenDataset state_dict (no 'tokenfeed_loader' key)")
         self._native.load_state(json.dumps(state["tokenfeed_loader"]))
 
+    @property
+    def metrics_port(self) -> int | None:
+        """The port of this rank's Prometheus endpoint (the one chosen for ``metrics_port=0``), or None."""
+        return self._native.metrics_port()
+
     @staticmethod
     def replay(state: Mapping[str, Any], step: int, *, rank: int | None = None,
                batch_size: int | None = None, world_size: int | None = None,
@@ -332,9 +346,19 @@ class TokenDataset(IterableDataset):
         time spent waiting for records not yet written, and whether it waits now;
         ``freshness_p50_seconds`` and ``freshness_p99_seconds``, seconds from a
         record's append to the step that carries it, over the last 4096 documents); ``partition_lag``, a
-        list of ``{"uri", "partition", "records_behind"}``; ``epochs_completed``,
+        list of ``{"uri", "partition", "records_behind", "freshness_seconds"}`` (the last one: following, the
+        freshness of the partition's last document finished, None before one); ``epochs_completed``,
         passes per source in this round; ``ended_source``, the URI of the source
-        that ended the stream (None before the end).
+        that ended the stream (None before the end); ``tokens``, tokens of the
+        batches yielded; ``wait_seconds_buckets``, ``(bound, count)`` pairs of
+        the per-step waits (cumulative) and ``wait_count``.
+
+        Token accounting, as of the last batch yielded (what ``state_dict()``
+        holds): ``consumed``, a list of ``{"uri", "source", "epoch", "tokens",
+        "documents"}``, the tokens the stream put into rows and the documents
+        begun, per source and epoch (unsharded: all ranks' rows; sharded: this
+        rank's shards); ``consumed_from_sample``, the global sample they are
+        counted from (0 unless resumed from a state saved without them).
         """
         _client_log.forward()
         return self._native.metrics()

@@ -14,10 +14,12 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <new>
 #include <utility>
 
+#include "loader/loader_exposition.h"
 #include "loader/loader_fingerprint.h"
 #include "loader/loader_state.h"
 #include "loader/prefetcher.h"
@@ -25,6 +27,7 @@
 #include "loader/source_mixer.h"
 #include "loader/source_stream.h"
 #include "loader/step_replayer.h"
+#include "metrics/metrics_http_server.h"
 #include "tokenfeed/loader.h"
 #include "tokenfeed/record.h"
 #include "tokenfeed/topic.h"
@@ -39,6 +42,7 @@ using loader::Snapshot;
 using loader::SourcePosition;
 using loader::SourceMixer;
 using loader::SourceStream;
+using loader::SourceTallies;
 using Clock = std::chrono::steady_clock;
 
 // A snapshot read from elsewhere (a state, rank 0) must list this loader's
@@ -140,7 +144,11 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
         synchronous_(synchronous),
         packer_({o_.seq_len, o_.pack, o_.pad_id, o_.ignore_index, o_.cross_document_labels, o_.int32_ids}),
         prefetcher_(o_.prefetch_batches, o_.memory_budget_bytes) {}
-  ~LoaderImpl() override { StopThread(); }
+  ~LoaderImpl() override {
+    // The endpoint first: its thread reads this loader.
+    if (metrics_server_) metrics_server_->Stop();
+    StopThread();
+  }
 
   Status Init() {
     // The loader reads blocks and jumps between them; each transport tunes
@@ -166,6 +174,14 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
     ConfigureStreams();
     fingerprint_ = loader::Fingerprint(Settings());
     state_ = StateJson(0);
+    consumed_ = ConsumedNow();
+    if (o_.metrics_port) {
+      std::vector<std::string> uris;
+      for (const LoaderSource& s : o_.sources) uris.push_back(s.uri);
+      auto render = [this, uris] { return loader::LoaderExposition(Metrics(), o_.rank, uris); };
+      TF_ASSIGN_OR_RETURN(metrics_server_, metrics::MetricsHttpServer::Start(
+                                               o_.metrics_address, static_cast<uint16_t>(*o_.metrics_port), render));
+    }
     return StartThread();
   }
 
@@ -183,6 +199,7 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
     }
     PrefetchItem item = std::move(taken).value();
     const double waited = std::chrono::duration<double>(Clock::now() - t0).count();
+    std::lock_guard lock(metrics_mu_);
     metrics_.last_wait_seconds = waited;
     metrics_.wait_seconds_total += waited;
     if (!item.status.ok()) {
@@ -195,13 +212,23 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
       return std::optional<Batch>();
     }
     state_ = std::move(item.state);
+    consumed_ = std::move(item.consumed);
     if (metrics_.batches == 0) first_batch_time_ = Clock::now();
     ++metrics_.batches;
-    delivered_tokens_ += item.batch->tokens;
+    ++metrics_.wait_count;
+    for (size_t i = 0; i < LoaderMetrics::kWaitBucketBounds.size(); ++i) {
+      if (waited <= LoaderMetrics::kWaitBucketBounds[i]) ++metrics_.wait_buckets[i];
+    }
+    metrics_.tokens += item.batch->tokens;
     return std::move(item.batch);
   }
 
-  std::string State() const override { return state_; }
+  uint16_t MetricsPort() const override { return metrics_server_ ? metrics_server_->port() : 0; }
+
+  std::string State() const override {
+    std::lock_guard lock(metrics_mu_);
+    return state_;
+  }
   std::string Snapshot() const override { return loader::SnapshotJson(snapshot_); }
 
   Status LoadState(const std::string& json) override {
@@ -212,9 +239,11 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
     // The state's part for each of this rank's shards.
     std::vector<const std::vector<uint64_t>*> mixers;
     std::vector<const std::vector<SourcePosition>*> positions;
+    std::vector<const SourceTallies*> tallies;
     if (o_.shards == 1) {
       mixers.push_back(&state.mixer);
       positions.push_back(&state.positions);
+      tallies.push_back(&state.consumed);
     } else {
       for (const Shard& mine : shards_) {
         auto it = std::find_if(state.shards.begin(), state.shards.end(),
@@ -228,10 +257,12 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
         }
         mixers.push_back(&it->mixer);
         positions.push_back(&it->positions);
+        tallies.push_back(&it->consumed);
       }
     }
     for (size_t i = 0; i < mixers.size(); ++i) {
-      if (mixers[i]->size() != o_.sources.size() || positions[i]->size() != o_.sources.size()) {
+      if (mixers[i]->size() != o_.sources.size() || positions[i]->size() != o_.sources.size() ||
+          (!tallies[i]->empty() && tallies[i]->size() != o_.sources.size())) {
         return Status::InvalidArgument("the loader state has another number of sources");
       }
       // A shard has drawn the global samples below state.samples that fall
@@ -260,9 +291,11 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
     // Copies: the state's parts are about to be moved from.
     std::vector<std::vector<uint64_t>> saved_mixers;
     std::vector<std::vector<SourcePosition>> saved_positions;
+    std::vector<SourceTallies> saved_tallies;
     for (size_t i = 0; i < mixers.size(); ++i) {
       saved_mixers.push_back(*mixers[i]);
       saved_positions.push_back(*positions[i]);
+      saved_tallies.push_back(*tallies[i]);
     }
     // A different snapshot (the state's) means other blocks: rebuild the streams.
     if (state.snapshot != snapshot_) {
@@ -276,17 +309,29 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
         }
         rebuilt.push_back(std::move(opened).value());
       }
+      std::lock_guard lock(shards_mu_);  // Metrics() reads the streams from the endpoint's thread
       snapshot_ = std::move(state.snapshot);
       shards_ = std::move(rebuilt);
     }
     epoch_base_ = state.epoch_base;
     ConfigureStreams();
+    // A state without the counts of one of this rank's shards (written
+    // before them) counts every shard from its position.
+    bool counted = true;
+    for (const SourceTallies& t : saved_tallies) counted = counted && !t.empty();
     for (size_t i = 0; i < shards_.size(); ++i) {
       shards_[i].mixer.Resume(saved_mixers[i]);
-      for (size_t s = 0; s < shards_[i].streams.size(); ++s) shards_[i].streams[s]->Seek(saved_positions[i][s]);
+      for (size_t s = 0; s < shards_[i].streams.size(); ++s) {
+        shards_[i].streams[s]->Seek(saved_positions[i][s]);
+        shards_[i].streams[s]->SetConsumed(counted ? saved_tallies[i][s] : std::vector<loader::EpochTally>());
+      }
     }
     next_step_ = state.samples / per_step;
-    state_ = std::string(json);
+    consumed_from_ = counted ? state.consumed_from : state.samples;
+    std::lock_guard lock(metrics_mu_);
+    // A state without the counts: the state said from here, counting from here.
+    state_ = counted ? std::string(json) : StateJson(next_step_);
+    consumed_ = ConsumedNow();
     terminal_.reset();
     metrics_.ended_source.reset();
     return StartThread();
@@ -300,6 +345,7 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
     }
     StopThread();
     BeginNextRound();
+    std::lock_guard lock(metrics_mu_);
     state_ = StateJson(next_step_);
     terminal_.reset();
     metrics_.ended_source.reset();
@@ -336,15 +382,21 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
   }
 
   LoaderMetrics Metrics() const override {
-    LoaderMetrics m = metrics_;
+    LoaderMetrics m;
+    {
+      std::lock_guard lock(metrics_mu_);
+      m = metrics_;
+      m.consumed = consumed_;
+      m.consumed_from_sample = consumed_from_;
+      if (metrics_.batches > 1) {
+        double secs = std::chrono::duration<double>(Clock::now() - first_batch_time_).count();
+        m.tokens_per_second = secs > 0 ? static_cast<double>(metrics_.tokens) / secs : 0;
+      }
+    }
     const loader::Prefetcher::Buffered ready = prefetcher_.buffered();
     m.ready_batches = ready.items;
     m.buffered_bytes = ready.bytes + stream_bytes_.load();
     m.ready_capacity = o_.prefetch_batches;
-    if (metrics_.batches > 1) {
-      double secs = std::chrono::duration<double>(Clock::now() - first_batch_time_).count();
-      m.tokens_per_second = secs > 0 ? static_cast<double>(delivered_tokens_) / secs : 0;
-    }
     std::lock_guard lock(lag_mu_);
     m.partition_lag = lag_;
     m.records_read = read_.first;
@@ -361,7 +413,9 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
     }
     // Read from the streams directly: while a reader waits, no step ends to
     // update the figures above. The shards are not replaced while the
-    // prefetch thread runs (LoadState stops it first, on this thread).
+    // prefetch thread runs (LoadState stops it first, and replaces them
+    // under shards_mu_, which the endpoint's thread takes here).
+    std::lock_guard shards_lock(shards_mu_);
     for (const Shard& shard : shards_) {
       for (const auto& s : shard.streams) {
         m.append_wait_seconds_total += s->append_wait_seconds();
@@ -464,16 +518,23 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
     LoaderState state;
     state.fingerprint = fingerprint_;
     state.samples = next_step * o_.batch_size * o_.world_size;
+    state.consumed_from = consumed_from_;
     if (o_.shards == 1) {
       state.mixer = shards_[0].mixer.counts();
-      for (const auto& stream : shards_[0].streams) state.positions.push_back(stream->position());
+      for (const auto& stream : shards_[0].streams) {
+        state.positions.push_back(stream->position());
+        state.consumed.push_back(stream->consumed());
+      }
     } else {
       state.shard_count = o_.shards;
       for (const Shard& shard : shards_) {
         loader::ShardState part;
         part.shard = shard.index;
         part.mixer = shard.mixer.counts();
-        for (const auto& stream : shard.streams) part.positions.push_back(stream->position());
+        for (const auto& stream : shard.streams) {
+          part.positions.push_back(stream->position());
+          part.consumed.push_back(stream->consumed());
+        }
         state.shards.push_back(std::move(part));
       }
     }
@@ -486,6 +547,22 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
     state.run->world_size = o_.world_size;
     for (const LoaderSource& src : o_.sources) state.run->weights.push_back(src.weight);
     return loader::LoaderStateJson(state);
+  }
+
+  // The streams' counts, summed over this rank's shards, by source and epoch.
+  std::vector<LoaderMetrics::SourceConsumption> ConsumedNow() const {
+    std::vector<LoaderMetrics::SourceConsumption> out;
+    for (uint32_t s = 0; s < o_.sources.size(); ++s) {
+      std::map<uint64_t, std::pair<uint64_t, uint64_t>> by_epoch;
+      for (const Shard& shard : shards_) {
+        for (const loader::EpochTally& t : shard.streams[s]->consumed()) {
+          by_epoch[t.epoch].first += t.tokens;
+          by_epoch[t.epoch].second += t.documents;
+        }
+      }
+      for (const auto& [epoch, counts] : by_epoch) out.push_back({s, epoch, counts.first, counts.second});
+    }
+    return out;
   }
 
   // ---- the prefetch thread
@@ -511,7 +588,11 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
       for (const Shard& shard : shards_) {
         for (const auto& s : shard.streams) {
           const std::vector<uint64_t> behind = s->Lag();
-          for (uint32_t p = 0; p < behind.size(); ++p) lag_.push_back({s->config().uri, p, behind[p]});
+          const std::vector<double>& fresh_by_partition = s->PartitionFreshness();
+          for (uint32_t p = 0; p < behind.size(); ++p) {
+            const double f = p < fresh_by_partition.size() ? fresh_by_partition[p] : -1;
+            lag_.push_back({s->config().uri, p, behind[p], f});
+          }
           bytes += s->buffered_bytes();
           records_read += s->records_read();
           bytes_read += s->bytes_read();
@@ -551,6 +632,7 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
         item.batch = std::move(produced).value();
         if (item.batch) item.bytes = loader::RowPacker::BatchBytes(*item.batch);
         item.state = StateJson(next_step_);
+        item.consumed = ConsumedNow();
       }
     } catch (const std::bad_alloc&) {
       item = PrefetchItem();
@@ -575,7 +657,11 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
     // Work on copies of the positions: a step that cannot be filled leaves
     // the streams where the last complete step left them.
     std::vector<SourcePosition> saved;
-    for (const auto& s : shard.streams) saved.push_back(s->position());
+    std::vector<std::vector<loader::EpochTally>> saved_tallies;
+    for (const auto& s : shard.streams) {
+      saved.push_back(s->position());
+      saved_tallies.push_back(s->consumed());
+    }
     const SourceMixer saved_mixer = shard.mixer;
     for (uint64_t j = 0; j < uint64_t{B} * W; ++j) {
       const size_t src = shard.mixer.Next();
@@ -586,7 +672,10 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
       TF_ASSIGN_OR_RETURN(bool filled, mine && !skip_mine_ ? FillMine(*shard.streams[src], row, &batch)
                                                            : packer_.SkipRow(*shard.streams[src]));
       if (!filled) {
-        for (size_t s = 0; s < shard.streams.size(); ++s) shard.streams[s]->Seek(saved[s]);
+        for (size_t s = 0; s < shard.streams.size(); ++s) {
+          shard.streams[s]->Seek(saved[s]);
+          shard.streams[s]->SetConsumed(std::move(saved_tallies[s]));
+        }
         shard.mixer = saved_mixer;
         *ended_source = static_cast<uint32_t>(src);
         return std::optional<Batch>();
@@ -640,11 +729,20 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
   std::vector<double> freshness_;  // the last kFreshnessSamples, a ring, under lag_mu_
   size_t freshness_next_ = 0;
 
+  uint64_t consumed_from_ = 0;  // the global sample the streams' counts start at
+  // Replaced only by LoadState, with the prefetch thread stopped; Metrics()
+  // reads the streams under it (the endpoint calls it from its own thread).
+  mutable std::mutex shards_mu_;
+
+  // What Next() delivered, read by Metrics() and State() from any thread.
+  mutable std::mutex metrics_mu_;
   std::string state_;
+  std::vector<LoaderMetrics::SourceConsumption> consumed_;  // as of state_
   std::optional<Status> terminal_;  // set once Next() saw the end or an error
   LoaderMetrics metrics_;
   Clock::time_point first_batch_time_;
-  uint64_t delivered_tokens_ = 0;
+  // Last: stopped (and its thread joined) before the rest is destroyed.
+  std::unique_ptr<metrics::MetricsHttpServer> metrics_server_;
 };
 
 }  // namespace
@@ -699,6 +797,7 @@ Status ValidateLoaderOptions(const LoaderOptions& o) {
   TF_RETURN_IF_ERROR(range("prefetch_batches", o.prefetch_batches));
   TF_RETURN_IF_ERROR(range("memory_budget_bytes", o.memory_budget_bytes));
   TF_RETURN_IF_ERROR(range("kafka_timeout_ms", o.kafka_timeout_ms));
+  if (o.metrics_port) TF_RETURN_IF_ERROR(range("metrics_port", *o.metrics_port));
   if (o.int32_ids && (o.ignore_index < std::numeric_limits<int32_t>::min() ||
                       o.ignore_index > std::numeric_limits<int32_t>::max())) {
     return bad("ignore_index " + std::to_string(o.ignore_index) + " does not fit the int32 ids asked for");

@@ -23,6 +23,7 @@ constexpr NamedRange kRanges[] = {
     {"prefetch_batches", {1, 1024}},
     {"memory_budget_bytes", {1, uint64_t{1} << 50}},
     {"kafka_timeout_ms", {1, uint64_t{24} * 3600 * 1000}},
+    {"metrics_port", {0, 65535}},
 };
 
 }  // namespace

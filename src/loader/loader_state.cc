@@ -81,6 +81,39 @@ Status ParsePositions(simdjson::dom::array sources, std::vector<SourcePosition>*
   return Status::OK();
 }
 
+// [[{"epoch":E,"tokens":T,"documents":D},...],...]: per source, per epoch.
+Status ParseTallies(simdjson::dom::array sources, SourceTallies* out) {
+  for (simdjson::dom::element src : sources) {
+    simdjson::dom::array epochs;
+    if (src.get(epochs)) return Status::InvalidArgument("malformed consumed counts in the loader state");
+    std::vector<EpochTally>& tallies = out->emplace_back();
+    for (simdjson::dom::element e : epochs) {
+      EpochTally t;
+      if (e["epoch"].get(t.epoch) || e["tokens"].get(t.tokens) || e["documents"].get(t.documents) ||
+          (!tallies.empty() && tallies.back().epoch >= t.epoch)) {
+        return Status::InvalidArgument("malformed consumed counts in the loader state: each source's epochs must "
+                                       "be {\"epoch\", \"tokens\", \"documents\"} in increasing order");
+      }
+      tallies.push_back(t);
+    }
+  }
+  return Status::OK();
+}
+
+void AppendTallies(const SourceTallies& tallies, std::string* j) {
+  *j += "[";
+  for (size_t s = 0; s < tallies.size(); ++s) {
+    *j += s ? ",[" : "[";
+    for (size_t e = 0; e < tallies[s].size(); ++e) {
+      const EpochTally& t = tallies[s][e];
+      *j += std::string(e ? "," : "") + "{\"epoch\":" + std::to_string(t.epoch) + ",\"tokens\":" +
+            std::to_string(t.tokens) + ",\"documents\":" + std::to_string(t.documents) + "}";
+    }
+    *j += "]";
+  }
+  *j += "]";
+}
+
 void AppendCounts(const std::vector<uint64_t>& counts, std::string* j) {
   *j += "[";
   for (size_t s = 0; s < counts.size(); ++s) *j += (s ? "," : "") + std::to_string(counts[s]);
@@ -157,6 +190,11 @@ Result<LoaderState> ParseLoaderState(std::string_view json) {
       part.shard = static_cast<uint32_t>(number);
       TF_RETURN_IF_ERROR(ParseCounts(shard_mixer, &part.mixer));
       TF_RETURN_IF_ERROR(ParsePositions(shard_sources, &part.positions));
+      if (sh["consumed"].error() != simdjson::NO_SUCH_FIELD) {
+        simdjson::dom::array consumed;
+        if (sh["consumed"].get(consumed)) return Status::InvalidArgument("malformed shard consumed counts");
+        TF_RETURN_IF_ERROR(ParseTallies(consumed, &part.consumed));
+      }
       if (!state.shards.empty() && state.shards.back().shard >= part.shard) {
         return Status::InvalidArgument("the loader state's shards are not listed once each, in order");
       }
@@ -166,6 +204,29 @@ Result<LoaderState> ParseLoaderState(std::string_view json) {
   // Absent in a state of the first round.
   if (root["epoch_base"].error() != simdjson::NO_SUCH_FIELD && root["epoch_base"].get(state.epoch_base)) {
     return Status::InvalidArgument("malformed epoch_base in the loader state");
+  }
+  // Absent in a state written before token accounting: counting starts here.
+  state.consumed_from = state.samples;
+  if (root["consumed"].error() != simdjson::NO_SUCH_FIELD) {
+    simdjson::dom::element consumed;
+    int64_t consumed_version;
+    if (root["consumed"].get(consumed) || consumed["version"].get(consumed_version) ||
+        consumed["from_sample"].get(state.consumed_from) ||
+        state.consumed_from > state.samples) {
+      return Status::InvalidArgument("malformed consumed member in the loader state (version, from_sample)");
+    }
+    if (consumed_version != kConsumedVersion) {
+      return Status::Unsupported("the loader state's consumed counts are of version " +
+                                 std::to_string(consumed_version) + "; this build reads " +
+                                 std::to_string(kConsumedVersion));
+    }
+    if (consumed["sources"].error() != simdjson::NO_SUCH_FIELD) {
+      simdjson::dom::array sources_consumed;
+      if (consumed["sources"].get(sources_consumed)) {
+        return Status::InvalidArgument("malformed consumed sources in the loader state");
+      }
+      TF_RETURN_IF_ERROR(ParseTallies(sources_consumed, &state.consumed));
+    }
   }
   // Absent in a state written before replay needed it.
   if (root["run"].error() != simdjson::NO_SUCH_FIELD) {
@@ -214,9 +275,28 @@ std::string LoaderStateJson(const LoaderState& state) {
       AppendCounts(part.mixer, &j);
       j += ",\"sources\":";
       AppendPositions(part.positions, &j);
+      if (!part.consumed.empty()) {
+        j += ",\"consumed\":";
+        AppendTallies(part.consumed, &j);
+      }
       j += "}";
     }
     j += "]";
+  }
+  // Written whenever counted: unsharded with the counts, sharded with the
+  // start only (the counts are in the shards).
+  // (A state that has no counts and counts from its own sample is written
+  // without the member: it reads back the same.)
+  bool counted = !state.consumed.empty() || state.consumed_from != state.samples;
+  for (const ShardState& part : state.shards) counted = counted || !part.consumed.empty();
+  if (counted) {
+    j += ",\"consumed\":{\"version\":" + std::to_string(kConsumedVersion) + ",\"from_sample\":" +
+         std::to_string(state.consumed_from);
+    if (!state.consumed.empty()) {
+      j += ",\"sources\":";
+      AppendTallies(state.consumed, &j);
+    }
+    j += "}";
   }
   if (state.settings) {
     j += ",\"settings\":{";
@@ -258,7 +338,8 @@ Result<LoaderState> MergeLoaderStates(const std::vector<LoaderState>& states) {
   std::map<uint32_t, const ShardState*> by_shard;
   for (size_t i = 0; i < states.size(); ++i) {
     const LoaderState& s = states[i];
-    if (s.fingerprint != first.fingerprint || s.shard_count != first.shard_count || s.snapshot != first.snapshot) {
+    if (s.fingerprint != first.fingerprint || s.shard_count != first.shard_count || s.snapshot != first.snapshot ||
+        s.consumed_from != first.consumed_from) {
       return Status::InvalidArgument("loader state " + std::to_string(i) +
                                      " is of another run than state 0 (its settings, shards or snapshot differ)");
     }

@@ -18,6 +18,12 @@
 namespace tokenfeed::loader {
 
 inline constexpr int64_t kLoaderStateVersion = 1;
+// The version of the state's "consumed" member (token accounting), which a
+// state of version 1 may carry or lack (docs/loader.md, "Token accounting").
+inline constexpr int64_t kConsumedVersion = 1;
+
+// Per source (in the loader's order), per epoch in increasing order.
+using SourceTallies = std::vector<std::vector<EpochTally>>;
 
 // The partitions and offsets one source's stream is built on.
 struct SnapshotSource {
@@ -44,6 +50,7 @@ struct ShardState {
   uint32_t shard = 0;
   std::vector<uint64_t> mixer;            // samples this shard drew from each source
   std::vector<SourcePosition> positions;  // each source's shard stream position
+  SourceTallies consumed;                 // what this shard put into rows; empty: not counted
   friend bool operator==(const ShardState&, const ShardState&) = default;
 };
 
@@ -70,6 +77,12 @@ struct LoaderState {
   uint32_t shard_count = 1;
   std::vector<ShardState> shards;
   uint64_t epoch_base = 0;                // the first epoch of the state's round
+  // Token accounting: tokens and documents the stream put into rows, per
+  // source and epoch, counted from global sample consumed_from (0, unless
+  // the run resumed from a state that had no counts: its sample then).
+  // Unsharded here; sharded in each shard's part. Empty: not counted.
+  uint64_t consumed_from = 0;
+  SourceTallies consumed;
   // In the order the state lists them; nullopt when it has no "settings"
   // object (its fingerprint still decides whether it loads).
   std::optional<std::vector<StateSetting>> settings;
@@ -87,7 +100,9 @@ std::string SnapshotJson(const Snapshot& snapshot);
 // A state as LoaderStateJson writes it. InvalidArgument for text that is not
 // a loader state or has a malformed field, Unsupported for another version.
 // Fields the state does not know are ignored; "epoch_base" may be absent (0),
-// and "run" too (nullopt).
+// and "run" too (nullopt); "consumed" may be absent (consumed_from is then the
+// state's samples and the counts are empty), and Unsupported when of another
+// version.
 Result<LoaderState> ParseLoaderState(std::string_view json);
 // The JSON of Loader::State(); ParseLoaderState reads it back to an equal
 // value. Strings are escaped as JSON requires and must be valid UTF-8.

@@ -193,5 +193,69 @@ TEST(LoaderStateTest, SnapshotParsesAndWritesTheSameText) {
   EXPECT_NE(ParseSnapshot("[").status().message().find("not valid JSON"), std::string::npos);
 }
 
+// Token accounting: the "consumed" member (per source, per epoch), added to
+// version 1 states: one written before it still loads, counting from its
+// sample.
+const std::string kCountedState =
+    R"({"version":1,"fingerprint":"ab","samples":96,"mixer":[67,29],)"
+    R"("sources":[{"epoch":1,"window":0,"doc":12,"token":3},{"epoch":2,"window":1,"doc":0,"token":0}],)"
+    R"("epoch_base":0,"consumed":{"version":1,"from_sample":0,"sources":[[{"epoch":0,"tokens":900,"documents":40},)"
+    R"({"epoch":1,"tokens":172,"documents":9}],[]]},)"
+    R"("snapshot":[{"uri":"log:/data/a","partitions":[[0,150]]},{"uri":"log:/data/b","partitions":[[0,9]]}]})";
+
+TEST(LoaderStateTest, ConsumedCountsParseAndWriteTheSameText) {
+  auto state = ParseLoaderState(kCountedState);
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
+  EXPECT_EQ(state->consumed_from, 0u);
+  ASSERT_EQ(state->consumed.size(), 2u);
+  EXPECT_EQ(state->consumed[0], (std::vector<EpochTally>{{0, 900, 40}, {1, 172, 9}}));
+  EXPECT_TRUE(state->consumed[1].empty());
+  EXPECT_EQ(LoaderStateJson(*state), kCountedState);
+
+  // Written before the counts: none, counted from the state's sample on.
+  auto old = ParseLoaderState(kState);
+  ASSERT_TRUE(old.ok());
+  EXPECT_TRUE(old->consumed.empty());
+  EXPECT_EQ(old->consumed_from, 96u);
+
+  auto edited = [](const std::string& from, const std::string& to) {
+    std::string text = kCountedState;
+    text.replace(text.find(from), from.size(), to);
+    return ParseLoaderState(text).status();
+  };
+  EXPECT_EQ(edited(R"("consumed":{"version":1)", R"("consumed":{"version":2)").code(), StatusCode::kUnsupported);
+  EXPECT_NE(edited(R"("consumed":{"version":1)", R"("consumed":{"version":2)").message().find("consumed counts are "
+                                                                                              "of version 2"),
+            std::string::npos);
+  EXPECT_NE(edited(R"("from_sample":0)", R"("from_sample":97)").message().find("malformed consumed member"),
+            std::string::npos);
+  EXPECT_NE(edited(R"({"epoch":1,"tokens":172)", R"({"epoch":0,"tokens":172)").message().find("increasing order"),
+            std::string::npos);
+  EXPECT_NE(edited(R"("tokens":900)", R"("tokens":-1)").message().find("malformed consumed counts"),
+            std::string::npos);
+}
+
+TEST(LoaderStateTest, ShardCountsTravelWithTheirShardsThroughAMerge) {
+  const std::string rank0 =
+      R"({"version":1,"fingerprint":"ab","samples":40,"mixer":[],"sources":[],"epoch_base":0,"shard_count":2,)"
+      R"("shards":[{"shard":0,"mixer":[20],"sources":[{"epoch":0,"window":3,"doc":5,"token":2}],)"
+      R"("consumed":[[{"epoch":0,"tokens":320,"documents":11}]]}],"consumed":{"version":1,"from_sample":0},)"
+      R"("snapshot":[{"uri":"log:/data/a","partitions":[[0,150]]}]})";
+  std::string rank1 = rank0;
+  rank1.replace(rank1.find(R"("shard":0)"), 9, R"("shard":1)");
+  rank1.replace(rank1.find(R"("tokens":320,"documents":11)"), 27, R"("tokens":330,"documents":12)");
+  auto a = ParseLoaderState(rank0), b = ParseLoaderState(rank1);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status().ToString() << b.status().ToString();
+  EXPECT_EQ(LoaderStateJson(*a), rank0);
+  auto merged = MergeLoaderStates({*a, *b});
+  ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+  ASSERT_EQ(merged->shards.size(), 2u);
+  EXPECT_EQ(merged->shards[0].consumed[0], (std::vector<EpochTally>{{0, 320, 11}}));
+  EXPECT_EQ(merged->shards[1].consumed[0], (std::vector<EpochTally>{{0, 330, 12}}));
+  auto again = ParseLoaderState(LoaderStateJson(*merged));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(*again, *merged);
+}
+
 }  // namespace
 }  // namespace tokenfeed::loader

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tokenfeed/loader.h"
 #include "tokenfeed/status.h"
@@ -25,6 +26,7 @@ struct PrefetchItem {
   std::optional<Batch> batch;            // nullopt with OK status: the end
   std::optional<uint32_t> ended_source;  // at the end: the source that ran out
   std::string state;                     // after this batch
+  std::vector<LoaderMetrics::SourceConsumption> consumed;  // the token accounting after this batch
   uint64_t bytes = 0;                    // counted against the memory budget
   // The prefetch thread stops after an error or the end.
   bool final() const { return !status.ok() || !batch; }

@@ -17,8 +17,10 @@ namespace tokenfeed::loader {
 
 // What the packer needs of a stream (SourceStream has it): Ready() makes the
 // current document available (false: the stream ended); length() counts its
-// tokens (never 0), token_offset() those consumed; Advance(n) consumes n,
-// moving to the next document at the end of this one.
+// tokens (never 0), token_offset() those consumed; Advance(n) consumes n
+// into a row, moving to the next document at the end of this one; DropRest()
+// moves past what is left of the current document without putting it in a
+// row (a truncated pack=false row: the stream counts only what rows hold).
 template <typename S>
 concept DocumentStream = requires(S& s, const S& cs, uint32_t i, int32_t* out32, int64_t* out64) {
   { s.Ready() } -> std::same_as<Result<bool>>;
@@ -28,6 +30,7 @@ concept DocumentStream = requires(S& s, const S& cs, uint32_t i, int32_t* out32,
   cs.CopyTokens(i, i, out32);
   cs.CopyTokens(i, i, out64);
   s.Advance(i);
+  s.DropRest();
 };
 
 struct RowPackerOptions {
@@ -69,7 +72,8 @@ Result<bool> RowPacker::SkipRow(S& s) const {
   if (!o_.pack) {
     TF_ASSIGN_OR_RETURN(bool ok, s.Ready());
     if (!ok) return false;
-    s.Advance(s.length() - s.token_offset());
+    s.Advance(std::min(s.length() - s.token_offset(), o_.seq_len));
+    s.DropRest();
     return true;
   }
   uint32_t left = o_.seq_len;
@@ -117,7 +121,8 @@ Result<bool> RowPacker::FillRowAs(S& s, uint32_t row, Batch* b, T* ids, T* label
     b->cu_seqlens.push_back(flat_base + static_cast<int32_t>(take));
     if (take < Tn) b->cu_seqlens.push_back(flat_base + static_cast<int32_t>(Tn));  // the padding
     b->max_seqlen = std::max<int32_t>(b->max_seqlen, static_cast<int32_t>(std::max(take, Tn - take)));
-    s.Advance(len - s.token_offset());
+    s.Advance(take);
+    s.DropRest();
     return true;
   }
   uint32_t t = 0;

@@ -32,6 +32,12 @@ class FakeStream {
       token_ = 0;
     }
   }
+  void DropRest() {
+    if (token_ > 0 && token_ < length()) {
+      ++doc_;
+      token_ = 0;
+    }
+  }
   size_t doc() const { return doc_; }
   void FailAt(size_t doc) { fail_at_ = doc; }
 

@@ -40,6 +40,7 @@ Result<std::unique_ptr<SourceStream>> SourceStream::Open(SourceConfig config) {
   }
   s->read_upto_.resize(c.partitions.size());
   s->topic_end_.resize(c.partitions.size());
+  s->partition_freshness_.assign(c.partitions.size(), -1);
   for (uint32_t p = 0; p < c.partitions.size(); ++p) {
     s->read_upto_[p] = c.partitions[p].start;
     s->topic_end_[p] = c.partitions[p].end;
@@ -117,17 +118,39 @@ Result<bool> SourceStream::Ready() {
 }
 
 void SourceStream::Advance(uint32_t n) {
-  pos_.token += n;
-  if (pos_.token >= cur_len_) {
-    if (config_.follow && cur_->append_ms > 0 && freshness_.size() < 65536) {
-      const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-          std::chrono::system_clock::now().time_since_epoch());
-      freshness_.push_back(static_cast<double>(now.count() - cur_->append_ms) / 1000.0);
+  if (n > 0) {
+    // Epochs only grow along a stream: the last entry is almost always the one.
+    if (consumed_.empty() || consumed_.back().epoch < cur_->epoch) {
+      consumed_.push_back({cur_->epoch, 0, 0});
     }
-    ++pos_.doc;
-    pos_.token = 0;
-    if (pos_.doc < cur_window_.order.size()) SelectDoc();
+    auto it = consumed_.end() - 1;
+    if (it->epoch != cur_->epoch) {
+      it = std::lower_bound(consumed_.begin(), consumed_.end(), cur_->epoch,
+                            [](const EpochTally& t, uint64_t e) { return t.epoch < e; });
+      if (it == consumed_.end() || it->epoch != cur_->epoch) it = consumed_.insert(it, {cur_->epoch, 0, 0});
+    }
+    it->tokens += n;
+    if (pos_.token == 0) ++it->documents;
   }
+  pos_.token += n;
+  if (pos_.token >= cur_len_) FinishDoc();
+}
+
+void SourceStream::DropRest() {
+  if (pos_.token > 0 && pos_.token < cur_len_) FinishDoc();
+}
+
+void SourceStream::FinishDoc() {
+  if (config_.follow && cur_->append_ms > 0 && freshness_.size() < 65536) {
+    const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::system_clock::now().time_since_epoch());
+    const double seconds = static_cast<double>(now.count() - cur_->append_ms) / 1000.0;
+    freshness_.push_back(seconds);
+    if (cur_->partition < partition_freshness_.size()) partition_freshness_[cur_->partition] = seconds;
+  }
+  ++pos_.doc;
+  pos_.token = 0;
+  if (pos_.doc < cur_window_.order.size()) SelectDoc();
 }
 
 Status SourceStream::CheckSnapshotStillHolds() {
@@ -196,7 +219,9 @@ std::vector<SourceStream::BlockRead> SourceStream::WindowReads(uint64_t epoch, u
   if (sharded()) return ShardWindowReads(window);
   const EpochPlan& plan = Plan(epoch);
   std::vector<BlockRead> reads;
-  for (uint32_t index : WindowReadingOrder(plan.order, window)) reads.push_back({blocks_[index], plan.read_end[index]});
+  for (uint32_t index : WindowReadingOrder(plan.order, window)) {
+    reads.push_back({blocks_[index], plan.read_end[index], epoch});
+  }
   return reads;
 }
 
@@ -208,7 +233,7 @@ std::vector<SourceStream::BlockRead> SourceStream::ShardWindowReads(uint64_t win
     // Position g of the endless sequence: epoch g / n, block g % n of its order.
     const uint64_t g = (window * c.window_blocks + i) * c.shards + c.shard;
     const uint32_t index = Plan(g / n).order[g % n];
-    reads.push_back({blocks_[index], blocks_[index].offset + blocks_[index].count});
+    reads.push_back({blocks_[index], blocks_[index].offset + blocks_[index].count, g / n});
   }
   return ChainRuns(std::move(reads));
 }
@@ -221,7 +246,7 @@ std::vector<SourceStream::BlockRead> SourceStream::FollowWindowReads(uint64_t wi
     const uint64_t g = (window * c.window_blocks + i) * c.shards + c.shard;
     const uint32_t p = static_cast<uint32_t>(g % parts);
     const uint64_t offset = c.partitions[p].start + (g / parts) * c.block_records;
-    reads.push_back({Block{p, offset, c.block_records}, offset + c.block_records});
+    reads.push_back({Block{p, offset, c.block_records}, offset + c.block_records, 0});
   }
   return ChainRuns(std::move(reads));
 }
@@ -380,9 +405,11 @@ void SourceStream::ReadWindowOrThrow(uint64_t epoch, uint64_t window, Window* w)
   // order.
   std::vector<std::vector<BlockRead>> by_partition(cursors_.size());
   std::vector<std::pair<uint32_t, size_t>> slot_of_block;  // partition, index among its blocks
+  std::vector<uint64_t> epoch_of_block;                     // in reading order, as slot_of_block
   for (const BlockRead& read : reading) {
     const Block& b = read.block;
     slot_of_block.emplace_back(b.partition, by_partition[b.partition].size());
+    epoch_of_block.push_back(read.epoch);
     by_partition[b.partition].push_back(read);
   }
   std::vector<std::vector<std::pair<uint32_t, uint64_t>>> read_upto(cursors_.size());
@@ -442,13 +469,14 @@ void SourceStream::ReadWindowOrThrow(uint64_t epoch, uint64_t window, Window* w)
   records_read_ += w->records_read;
   bytes_read_ += w->bytes_read;
   // The arenas are complete: their addresses no longer change.
-  for (auto [p, k] : slot_of_block) {
+  for (size_t i = 0; i < slot_of_block.size(); ++i) {
+    const auto [p, k] = slot_of_block[i];
     const size_t from = first_doc[p][k], count = block_docs[p][k];
     const uint8_t* arena = reinterpret_cast<const uint8_t*>(w->arenas[p].data());
     for (size_t d = from; d < from + count; ++d) {
       const StoredDoc& sd = w->stored[p][d];
-      w->docs.push_back(
-          {sd.direct != nullptr ? sd.direct : arena + sd.ids_at, sd.count, sd.width, sd.append_ms, p, sd.offset});
+      w->docs.push_back({sd.direct != nullptr ? sd.direct : arena + sd.ids_at, sd.count, sd.width, sd.append_ms, p,
+                         sd.offset, epoch_of_block[i]});
     }
   }
   // A shard's windows have keys of their own: epochs never reach 2^63.

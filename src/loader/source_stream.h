@@ -65,6 +65,18 @@ struct SourcePosition {
   friend bool operator==(const SourcePosition&, const SourcePosition&) = default;
 };
 
+// What a stream has put into rows in one epoch of its source: tokens (BOS/
+// EOS added by the loader included, a pack=false row's truncated tail not)
+// and documents begun (whose first token went into a row). The epoch is the
+// pass over the source the document's block belongs to (sharded: the pass of
+// the endless sequence; following: 0).
+struct EpochTally {
+  uint64_t epoch = 0;
+  uint64_t tokens = 0;
+  uint64_t documents = 0;
+  friend bool operator==(const EpochTally&, const EpochTally&) = default;
+};
+
 class SourceStream {
  public:
   static Result<std::unique_ptr<SourceStream>> Open(SourceConfig config);
@@ -92,9 +104,18 @@ class SourceStream {
   uint32_t TokenAt(uint32_t i) const;
   template <typename T>
   void CopyTokens(uint32_t from, uint32_t n, T* out) const;
-  // Consumes n tokens of the current document (n <= what is left); at its
-  // end, moves to the next document.
+  // Consumes n tokens of the current document (n <= what is left) into a
+  // row, counting them (consumed()); at its end, moves to the next document.
   void Advance(uint32_t n);
+  // Moves past the rest of the current document, which goes into no row (a
+  // pack=false row's truncated tail): not counted.
+  void DropRest();
+
+  // Per epoch, in increasing order: what Advance consumed so far, from the
+  // counts given to SetConsumed on (a state's, or none). Saved and restored
+  // with the position.
+  const std::vector<EpochTally>& consumed() const { return consumed_; }
+  void SetConsumed(std::vector<EpochTally> consumed) { consumed_ = std::move(consumed); }
 
   // The record the current document is (after Ready() returned true): its
   // partition and offset, and how many token ids it stores (length() adds
@@ -135,6 +156,9 @@ class SourceStream {
     out->insert(out->end(), freshness_.begin(), freshness_.end());
     freshness_.clear();
   }
+  // Following: per partition, the freshness of the last document of it
+  // finished (as above), or -1 before any. Prefetch thread only.
+  const std::vector<double>& PartitionFreshness() const { return partition_freshness_; }
   // Following: time spent waiting for records not yet appended, and whether
   // a reader waits now. Any thread.
   double append_wait_seconds() const { return append_wait_us_.load(std::memory_order_relaxed) / 1e6; }
@@ -148,6 +172,7 @@ class SourceStream {
     int64_t append_ms;   // the record's append time (-1: unknown)
     uint32_t partition;  // where the record is
     uint64_t offset;
+    uint64_t epoch;      // the pass its block belongs to (EpochTally)
   };
   // Where a partition's reader put a document: an offset into the
   // partition's arena, which may still grow while it reads, or the record's
@@ -200,6 +225,7 @@ class SourceStream {
   struct BlockRead {
     Block block;
     uint64_t read_end = 0;  // the end of the run of adjacent blocks it starts or continues
+    uint64_t epoch = 0;     // the pass of the source it belongs to (EpochTally)
   };
   // Appends the blocks' documents to w->arenas[partition] and
   // w->stored[partition], where each block ends to *read_upto, and how many
@@ -229,6 +255,8 @@ class SourceStream {
   void StartPrefetch();
   void JoinPrefetch();
   void SelectDoc();
+  // The current document is done (whole or its rest dropped): the next one.
+  void FinishDoc();
 
   SourceConfig config_;
   std::vector<Block> blocks_;
@@ -248,6 +276,8 @@ class SourceStream {
   std::atomic<uint64_t> records_read_{0}, bytes_read_{0};  // added to by the thread that read a window
   std::atomic<uint64_t> append_wait_us_{0};
   std::atomic<int> waiting_{0};  // readers waiting for appends now
+  std::vector<EpochTally> consumed_;
+  std::vector<double> partition_freshness_;  // following: by partition, -1 before any
   std::vector<double> freshness_;  // following: seconds, documents finished since TakeFreshness
   std::vector<uint64_t> read_upto_;   // per partition: end of the last block read
   std::vector<uint64_t> topic_end_;   // per partition: the topic's end when last checked

@@ -49,6 +49,7 @@ class RecordingStream {
     out_->push_back({row_, s_.config().source_index, key.partition, key.offset, key.stored, from, from + n});
   }
   void Advance(uint32_t n) { s_.Advance(n); }
+  void DropRest() { s_.DropRest(); }
 
  private:
   SourceStream& s_;

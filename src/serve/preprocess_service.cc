@@ -29,7 +29,7 @@
 #include "kafka/client_options.h"
 #include "kafka/group_consumer.h"
 #include "kafka/producer.h"
-#include "serve/metrics_http_server.h"
+#include "metrics/metrics_http_server.h"
 #include "serve/serve_metrics.h"
 #include "tokenfeed/record.h"
 #include "tokenfeed/tokenizer.h"
@@ -163,9 +163,9 @@ class Service {
     metrics_ = std::make_unique<ServeMetrics>(from.topic);
     if (o_.metrics_port >= 0) {
       ServeMetrics* m = metrics_.get();
-      TF_ASSIGN_OR_RETURN(metrics_server_,
-                          MetricsHttpServer::Start(o_.metrics_address, static_cast<uint16_t>(o_.metrics_port),
-                                                   [m] { return m->RenderPrometheus(); }));
+      TF_ASSIGN_OR_RETURN(metrics_server_, metrics::MetricsHttpServer::Start(o_.metrics_address,
+                                                                             static_cast<uint16_t>(o_.metrics_port),
+                                                                             [m] { return m->RenderPrometheus(); }));
       Log("serve: metrics on http://" + o_.metrics_address + ":" + std::to_string(metrics_server_->port()) +
           "/metrics");
     }
@@ -498,7 +498,7 @@ class Service {
   std::unique_ptr<kafka::Producer> producer_;
   std::unique_ptr<kafka::GroupConsumer> consumer_;
   std::unique_ptr<ServeMetrics> metrics_;
-  std::unique_ptr<MetricsHttpServer> metrics_server_;
+  std::unique_ptr<metrics::MetricsHttpServer> metrics_server_;
 
   bool txn_open_ = false;
   Clock::time_point txn_began_;

@@ -80,6 +80,12 @@ TEST_F(FollowLoaderTest, RecordsAppendedWhileItRunsAreTakenInAFixedOrder) {
   EXPECT_GT(m.freshness_p99_seconds, 0.0);
   EXPECT_GE(m.freshness_p99_seconds, m.freshness_p50_seconds);
   EXPECT_LT(m.freshness_p99_seconds, 60.0);
+  // And per partition: every partition had a document finished.
+  ASSERT_FALSE(m.partition_lag.empty());
+  for (const LoaderMetrics::PartitionLag& p : m.partition_lag) {
+    EXPECT_GE(p.freshness_seconds, 0.0) << "partition " << p.partition;
+    EXPECT_LE(p.freshness_seconds, m.freshness_p99_seconds + 60.0);
+  }
 }
 
 TEST_F(FollowLoaderTest, ABlockNeverWrittenEndsInATimeoutNamingIt) {

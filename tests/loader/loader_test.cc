@@ -8,7 +8,11 @@
 #include <string>
 #include <vector>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -678,6 +682,93 @@ TEST_F(LoaderTest, MetricsWhileWindowsAreReadInTheBackground) {
     }
   }
   EXPECT_GT(max_bytes, 0u);
+}
+
+// Token accounting: per source and epoch, exactly the tokens of the rows
+// (by the rows' sources) and, once a pass is complete, the source's whole.
+TEST_F(LoaderTest, TokenAccountingMatchesTheRowsPerSourceAndEpoch) {
+  const std::string a = MakeTopic(dir_, "a", 2, 300), b = MakeTopic(dir_, "b", 1, 120);
+  LoaderOptions o = Opts({{a, 2}, {b, 1}}, 48, 4);
+  o.epochs = 2;
+  auto l = Make(o);
+  std::vector<Batch> batches;
+  Drain(*l, SIZE_MAX, &batches);
+  std::map<uint32_t, uint64_t> row_tokens;
+  for (const Batch& batch : batches) {
+    for (uint32_t r = 0; r < batch.batch_size; ++r) row_tokens[batch.source_of_row[r]] += batch.seq_len;
+  }
+  const LoaderMetrics m = l->Metrics();
+  std::map<uint32_t, uint64_t> counted;
+  std::map<std::pair<uint32_t, uint64_t>, std::pair<uint64_t, uint64_t>> by_epoch;
+  for (const LoaderMetrics::SourceConsumption& c : m.consumed) {
+    counted[c.source] += c.tokens;
+    by_epoch[{c.source, c.epoch}] = {c.tokens, c.documents};
+  }
+  EXPECT_EQ(counted, row_tokens);
+  EXPECT_EQ(m.consumed_from_sample, 0u);
+  uint64_t whole_a = 0, whole_b = 0;
+  for (uint32_t d = 0; d < 300; ++d) whole_a += DocLen(d);
+  for (uint32_t d = 0; d < 120; ++d) whole_b += DocLen(d);
+  const std::pair<uint64_t, uint64_t> first_a = by_epoch[{0, 0}], first_b = by_epoch[{1, 0}];
+  EXPECT_EQ(first_a, std::make_pair(whole_a, uint64_t{300}));
+  EXPECT_EQ(first_b, std::make_pair(whole_b, uint64_t{120}));
+  // The state holds the same counts: a loader given it reports them.
+  auto again = Make(o);
+  ASSERT_TRUE(again->LoadState(l->State()).ok());
+  EXPECT_EQ(again->Metrics().consumed.size(), m.consumed.size());
+  for (size_t i = 0; i < m.consumed.size(); ++i) EXPECT_EQ(again->Metrics().consumed[i].tokens, m.consumed[i].tokens);
+}
+
+std::string Get(uint16_t port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  ::inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+  std::string out;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
+    timeval timeout{3, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    const std::string request = "GET /metrics HTTP/1.1\r\n\r\n";
+    ::send(fd, request.data(), request.size(), 0);
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+// The endpoint reads the loader from its own thread while the training
+// thread takes batches and loads states (a TSan build checks the locking).
+TEST_F(LoaderTest, TheMetricsEndpointIsScrapedWhileTheLoaderWorks) {
+  const std::string uri = MakeTopic(dir_, "t", 2, 400);
+  LoaderOptions o = Opts({{uri, 1}}, 32, 2);
+  o.epochs = 0;
+  o.metrics_port = 0;
+  auto l = Make(o);
+  const uint16_t port = l->MetricsPort();
+  ASSERT_GT(port, 0);
+  std::atomic<bool> done{false};
+  std::atomic<int> scrapes{0};
+  std::thread scraper([&] {
+    while (!done.load()) {
+      if (Get(port).find("tokenfeed_loader_tokens_total") != std::string::npos) ++scrapes;
+    }
+  });
+  std::string state;
+  for (int i = 0; i < 60; ++i) {
+    ASSERT_TRUE(l->Next().ok());
+    if (i == 20) state = l->State();
+    if (i == 40) ASSERT_TRUE(l->LoadState(state).ok());
+  }
+  done = true;
+  scraper.join();
+  EXPECT_GT(scrapes.load(), 0);
+  const std::string text = Get(port);
+  EXPECT_NE(text.find("tokenfeed_loader_batches_total{rank=\"0\"} 60\n"), std::string::npos) << text;
+  LoaderOptions none = Opts({{uri, 1}}, 32, 2);
+  EXPECT_EQ(Make(none)->MetricsPort(), 0);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Fuzzes the metrics endpoint's request handling
-// (serve::MetricsHttpServer::Answer) on arbitrary bytes, as a client could
+// (metrics::MetricsHttpServer::Answer) on arbitrary bytes, as a client could
 // send them: the answer is empty (header incomplete, at most 8 KiB buffered)
 // or one complete HTTP/1.1 response with a status line and a Content-Length
 // that matches its body; the metrics are rendered only for GET /metrics.
@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "serve/metrics_http_server.h"
+#include "metrics/metrics_http_server.h"
 
 namespace {
 
@@ -24,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string request(reinterpret_cast<const char*>(data), size);
   bool rendered = false;
   const std::string metrics = "tokenfeed_fuzz_metric 1\n";
-  const std::string answer = tokenfeed::serve::MetricsHttpServer::Answer(request, [&] {
+  const std::string answer = tokenfeed::metrics::MetricsHttpServer::Answer(request, [&] {
     rendered = true;
     return metrics;
   });

@@ -1,4 +1,4 @@
-#include "serve/metrics_http_server.h"
+#include "metrics/metrics_http_server.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -12,7 +12,7 @@
 #include <cstring>
 #include <vector>
 
-namespace tokenfeed::serve {
+namespace tokenfeed::metrics {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -46,7 +46,8 @@ Result<std::unique_ptr<MetricsHttpServer>> MetricsHttpServer::Start(const std::s
   if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 64) != 0) {
     const int err = errno;
     ::close(fd);
-    return Status::FromErrno(err, "cannot listen on the", where + " (choose another --metrics-port)");
+    return Status::FromErrno(err, "cannot listen on the",
+                             where + " (choose another metrics port, or 0 for any free one)");
   }
   socklen_t len = sizeof addr;
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
@@ -179,4 +180,4 @@ std::string MetricsHttpServer::Answer(const std::string& request, const std::fun
   return Response(404, "Not Found", "text/plain", "not found: the metrics are at /metrics\n");
 }
 
-}  // namespace tokenfeed::serve
+}  // namespace tokenfeed::metrics

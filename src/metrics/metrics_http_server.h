@@ -2,9 +2,11 @@
 // GET /metrics answers with whatever `render` returns (text exposition
 // format), anything else with 404; each connection is closed after its
 // answer. Not a general web server: no keep-alive, no TLS, requests above
-// 8 KiB are refused. Connections are served together without blocking, each
-// within a deadline for reading its request and sending its answer, and at
-// most kMaxConnections at once (a new one then displaces the oldest), so a
+// 8 KiB are refused. The one HTTP endpoint of the project: `tokenfeed serve`
+// and the training loader (LoaderOptions::metrics_port) both serve through
+// it. Connections are served together without blocking, each within a
+// deadline for reading its request and sending its answer, and at most
+// kMaxConnections at once (a new one then displaces the oldest), so a
 // stalled or slow client never holds up a scrape. Its own thread calls
 // `render`, which must be thread-safe. Stop (or the destructor) ends the
 // thread within ~200 ms.
@@ -20,7 +22,7 @@
 
 #include "tokenfeed/status.h"
 
-namespace tokenfeed::serve {
+namespace tokenfeed::metrics {
 
 class MetricsHttpServer {
  public:
@@ -41,7 +43,7 @@ class MetricsHttpServer {
   // The whole HTTP response to the bytes of one request received so far, or
   // empty while they do not yet hold a complete header. `render` gives the
   // metrics text. Pure (apart from `render`): the server calls it, and the
-  // fuzz target fuzz/serve/metrics_request_fuzz calls it on arbitrary bytes.
+  // fuzz target fuzz/metrics/metrics_request_fuzz calls it on arbitrary bytes.
   static std::string Answer(const std::string& request, const std::function<std::string()>& render);
 
  private:
@@ -56,4 +58,4 @@ class MetricsHttpServer {
   std::thread thread_;
 };
 
-}  // namespace tokenfeed::serve
+}  // namespace tokenfeed::metrics

@@ -1,4 +1,4 @@
-#include "serve/metrics_http_server.h"
+#include "metrics/metrics_http_server.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -14,7 +14,7 @@
 
 #include <gtest/gtest.h>
 
-namespace tokenfeed::serve {
+namespace tokenfeed::metrics {
 namespace {
 
 std::string Request(uint16_t port, const std::string& request) {
@@ -156,8 +156,8 @@ TEST(MetricsHttpServerTest, BadAddressAndBusyPortAreClearErrors) {
   ASSERT_TRUE(first.ok());
   auto second = MetricsHttpServer::Start("127.0.0.1", (*first)->port(), [] { return std::string(); });
   EXPECT_FALSE(second.ok());
-  EXPECT_NE(second.status().message().find("--metrics-port"), std::string::npos) << second.status().ToString();
+  EXPECT_NE(second.status().message().find("choose another metrics port"), std::string::npos) << second.status().ToString();
 }
 
 }  // namespace
-}  // namespace tokenfeed::serve
+}  // namespace tokenfeed::metrics
