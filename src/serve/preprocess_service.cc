@@ -221,6 +221,7 @@ class Service {
       if (txn_open_) TF_RETURN_IF_ERROR(AbortAndRewind("the group's partition assignment changed", false));
       TF_RETURN_IF_ERROR(consumer_->RewindToCommitted());
       LogAssignment();
+      UpdateLag();  // the assigned partitions show at once, not at the next tick
       return Status::OK();
     }
     if (!polled.ok()) {
