@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import random
+import signal
 import subprocess
+import time
 
 import pytest
 
@@ -44,3 +47,33 @@ def write_jsonl(path: pathlib.Path, texts) -> pathlib.Path:
         for t in texts:
             f.write(json.dumps({"text": t}, ensure_ascii=False) + "\n")
     return path
+
+
+def topic_records(uri: str) -> int:
+    """How many records the topic holds now (0 while it does not exist yet)."""
+    r = run("topics", uri, "--json", check=False)
+    return json.loads(r.stdout)["records"] if r.returncode == 0 else 0
+
+
+def run_killed_until_done(args: list[str], uri: str, total: int, rng: random.Random, kills: int,
+                          share: tuple[float, float]) -> int:
+    """Runs the command `args` (an ingest into `uri`) up to `kills` times, SIGKILLing each run once the
+    topic holds a random share (`share`) of `total` records, so mid-run whatever the machine's speed;
+    then lets one more run finish, which must succeed. Returns how many runs were killed."""
+    killed = 0
+    for attempt in range(kills + 1):  # bounded: kill up to `kills` times, then let it finish
+        p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        if attempt < kills:
+            target = rng.uniform(*share) * total
+            deadline = time.monotonic() + 120
+            while p.poll() is None and time.monotonic() < deadline:
+                if topic_records(uri) >= target:
+                    p.send_signal(signal.SIGKILL)
+                    killed += 1
+                    break
+                time.sleep(0.005)
+        _, err = p.communicate(timeout=300)
+        if p.returncode == 0:
+            return killed
+        assert p.returncode == -signal.SIGKILL, err.decode()
+    raise AssertionError(f"the last run of {args[1]} did not finish")

@@ -8,15 +8,13 @@ import os
 import pathlib
 import random
 import re
-import signal
 import subprocess
 import sys
-import time
 import zlib
 
 import pytest
 
-from cli_helpers import cli, deepseek, records, run, write_jsonl
+from cli_helpers import cli, deepseek, records, run, run_killed_until_done, write_jsonl
 from conftest import ROOT
 
 
@@ -79,11 +77,6 @@ def test_hash_partitioning_and_bos_eos(tmp_path, corpus):
     assert all("ends" not in r["attributes"] for r in records(f"log:{tmp_path}/plain")[:50])
 
 
-def topic_records(uri: str) -> int:
-    r = run("topics", uri, "--json", check=False)
-    return json.loads(r.stdout)["records"] if r.returncode == 0 else 0
-
-
 @pytest.mark.parametrize("fsync", ["none", "each-batch"])
 def test_killed_and_restarted_ingest_equals_an_uninterrupted_run(tmp_path, fsync):
     d = tmp_path / "in"
@@ -101,24 +94,7 @@ def test_killed_and_restarted_ingest_equals_an_uninterrupted_run(tmp_path, fsync
         args = [cli(), "ingest", "--tokenizer", deepseek(), "--input", str(d), "--to", uri,
                 "--partitions", "3", "--fsync", fsync, "--batch-bytes", "16384", "--threads", "2",
                 "--progress", "never"]
-        for attempt in range(6):  # bounded: kill up to 5 times, then let it finish
-            p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            if attempt < 5:
-                # Kill once the topic holds a random share of the records: mid-run
-                # whatever the machine's speed (bounded by the run ending).
-                target = rng.uniform(0.05, 0.9) * len(want)
-                deadline = time.monotonic() + 120
-                while p.poll() is None and time.monotonic() < deadline:
-                    if topic_records(uri) >= target:
-                        p.send_signal(signal.SIGKILL)
-                        kills += 1
-                        break
-                    time.sleep(0.005)
-            _, err = p.communicate(timeout=300)
-            if p.returncode == 0:
-                break
-            assert p.returncode == -signal.SIGKILL, err.decode()
-        assert p.returncode == 0
+        kills += run_killed_until_done(args, uri, len(want), rng, kills=5, share=(0.05, 0.9))
         assert records(uri) == want, f"round {round_}"
     assert kills >= 2, "runs were hardly ever interrupted: the test proved too little"
 

@@ -8,13 +8,10 @@ from __future__ import annotations
 
 import json
 import random
-import signal
-import subprocess
-import time
 
 import pytest
 
-from cli_helpers import cli, deepseek, records, run, write_jsonl
+from cli_helpers import cli, deepseek, records, run, run_killed_until_done, write_jsonl
 from conftest import missing
 
 try:  # a missing pyarrow fails the tests under TOKENFEED_REQUIRE_REFERENCE=1 (conftest.missing)
@@ -142,11 +139,6 @@ def test_nested_field_and_null_rows(tmp_path):
     assert len(records(f"log:{tmp_path}/title")) == 4
 
 
-def topic_records(uri: str) -> int:
-    r = run("topics", uri, "--json", check=False)
-    return json.loads(r.stdout)["records"] if r.returncode == 0 else 0
-
-
 # With deduplication (the default) a resumed run rereads from the start to
 # rebuild the set of seen documents; without it, it starts at the row of the
 # earliest partition's last record, inside a row group.
@@ -167,24 +159,8 @@ def test_killed_mid_file_and_resumed_gives_the_same_records(tmp_path, dedup):
     args = [cli(), "ingest", "--tokenizer", deepseek(), "--input", str(d), "--to", uri, "--progress", "never",
             "--stats-json", str(stats), *common]
     rng = random.Random(7)
-    kills = 0
-    for attempt in range(5):  # bounded: kill up to 4 times, then let it finish
-        p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        if attempt < 4:
-            # Mostly inside big.parquet's row groups.
-            target = rng.uniform(0.05, 0.7) * len(want)
-            deadline = time.monotonic() + 120
-            while p.poll() is None and time.monotonic() < deadline:
-                if topic_records(uri) >= target:
-                    p.send_signal(signal.SIGKILL)
-                    kills += 1
-                    break
-                time.sleep(0.005)
-        _, err = p.communicate(timeout=300)
-        if p.returncode == 0:
-            break
-        assert p.returncode == -signal.SIGKILL, err.decode()
-    assert p.returncode == 0
+    # Mostly inside big.parquet's row groups.
+    kills = run_killed_until_done(args, uri, len(want), rng, kills=4, share=(0.05, 0.7))
     assert kills >= 2, "runs were hardly ever interrupted: the test proved too little"
     assert records(uri) == want
     last = json.loads(stats.read_text())
