@@ -14,7 +14,6 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
-#include <map>
 #include <mutex>
 #include <new>
 #include <utility>
@@ -551,16 +550,31 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
 
   // The streams' counts, summed over this rank's shards, by source and epoch.
   std::vector<LoaderMetrics::SourceConsumption> ConsumedNow() const {
+    // Runs once per step on the prefetch thread: no node allocations. Each
+    // stream's tallies are sorted by epoch (and usually one or two long).
     std::vector<LoaderMetrics::SourceConsumption> out;
     for (uint32_t s = 0; s < o_.sources.size(); ++s) {
-      std::map<uint64_t, std::pair<uint64_t, uint64_t>> by_epoch;
+      const size_t first = out.size();
       for (const Shard& shard : shards_) {
         for (const loader::EpochTally& t : shard.streams[s]->consumed()) {
-          by_epoch[t.epoch].first += t.tokens;
-          by_epoch[t.epoch].second += t.documents;
+          out.push_back({s, t.epoch, t.tokens, t.documents});
         }
       }
-      for (const auto& [epoch, counts] : by_epoch) out.push_back({s, epoch, counts.first, counts.second});
+      if (shards_.size() > 1 && out.size() > first) {
+        auto begin = out.begin() + static_cast<std::ptrdiff_t>(first);
+        std::sort(begin, out.end(), [](const auto& a, const auto& b) { return a.epoch < b.epoch; });
+        auto kept = begin;  // merge the shards' entries of one epoch
+        for (auto it = begin; it != out.end(); ++it) {
+          if (it != begin && kept->epoch == it->epoch) {
+            kept->tokens += it->tokens;
+            kept->documents += it->documents;
+          } else {
+            if (it != begin) ++kept;
+            *kept = *it;
+          }
+        }
+        out.erase(kept + 1, out.end());
+      }
     }
     return out;
   }
