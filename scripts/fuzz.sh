@@ -6,6 +6,8 @@
 # inputs libFuzzer finds go to build/fuzz/found/TARGET, never into the tree;
 # a crash leaves its input in build/fuzz/crash-TARGET-* and fails the run.
 # Usage: scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]   (default: 20, all)
+# FUZZ_SEED=N fixes libFuzzer's seed, so that a run (the test suite's) makes
+# the same mutations every time; unset, each run explores from a new seed.
 # Needs scripts/setup.sh first (clang, the pinned Oniguruma).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -46,7 +48,9 @@ for entry in "${selected[@]}"; do
   log="$build/$name.log"
   # -timeout: one input may take at most 10 s; -rss_limit_mb: allocations
   # must follow checked sizes; -max_len: enough for the seed files.
-  if ! "$program" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+  seed_flag=()
+  if [ -n "${FUZZ_SEED:-}" ]; then seed_flag=(-seed="$FUZZ_SEED"); fi
+  if ! "$program" "${seed_flag[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
       -print_final_stats=1 -artifact_prefix="$build/crash-$name-" "$found" "$corpus" >"$log" 2>&1; then
     tail -n 60 "$log" >&2
     echo "fuzz: $name found a failure (log: $log; input: $build/crash-$name-*)" >&2

@@ -40,5 +40,7 @@ fi
 # The same suite's core under the sanitizers (docs/testing.md, ~17 min here).
 bash scripts/sanitize.sh all
 # Every fuzz target under libFuzzer with ASan+UBSan, briefly (~5 min here).
-bash scripts/fuzz.sh 15
+# The seed is fixed: the suite's verdict does not depend on which mutations a
+# run happened to try. Longer exploratory runs (docs/testing.md) use new seeds.
+FUZZ_SEED=1 bash scripts/fuzz.sh 15
 echo "test: all tests passed"

@@ -120,10 +120,19 @@ Result<BpeModel> BpeModel::Build(const BpeSpec& spec) {
   m.bytes_offsets_.assign(limit, {kNoToken, 0});
   std::string bytes;
   for (const auto& [text, id] : spec.vocab) {
-    // A later duplicate key replaces the earlier one, as in a JSON map.
+    // One token per id and one id per token. A file that breaks either has
+    // no single decoding (the reference keeps whichever entry its hash map
+    // happens to hold last), so it is refused rather than guessed at.
+    if (!m.text_index_.Insert(text, id)) {
+      return Status::InvalidArgument("model.vocab[\"" + text + "\"]: the token appears more than once");
+    }
+    if (const auto [offset, size] = m.text_offsets_[id]; offset != kNoToken) {
+      return Status::InvalidArgument("model.vocab[\"" + text + "\"]: id " + std::to_string(id) +
+                                     " is already the id of \"" + m.text_arena_.substr(offset, size) +
+                                     "\"; each id must name one token");
+    }
     m.text_offsets_[id] = {static_cast<uint32_t>(m.text_arena_.size()), static_cast<uint32_t>(text.size())};
     m.text_arena_.append(text);
-    m.text_index_.Insert(text, id);
     if (!spec.byte_level) {
       m.bytes_offsets_[id] = m.text_offsets_[id];
       m.bytes_index_.Insert(text, id);

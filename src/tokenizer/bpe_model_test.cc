@@ -96,6 +96,20 @@ TEST(BpeModelTest, MergeOutsideVocabularyIsAnError) {
   EXPECT_NE(BpeModel::Build(spec).status().message().find("token 'z' is not in model.vocab"), std::string::npos);
 }
 
+TEST(BpeModelTest, AnIdOfTwoTokensOrATokenOfTwoIdsIsRefused) {
+  BpeSpec spec;
+  spec.vocab = {{"a", 0}, {"b", 1}, {"c", 1}};
+  auto shared_id = BpeModel::Build(spec);
+  ASSERT_FALSE(shared_id.ok());
+  EXPECT_NE(shared_id.status().message().find("model.vocab[\"c\"]: id 1 is already the id of \"b\""), std::string::npos)
+      << shared_id.status().ToString();
+  spec.vocab = {{"a", 0}, {"b", 1}, {"a", 2}};
+  auto twice = BpeModel::Build(spec);
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.status().message().find("model.vocab[\"a\"]: the token appears more than once"), std::string::npos)
+      << twice.status().ToString();
+}
+
 TEST(BpeModelTest, AnIdBeyondTheSupportedRangeIsRefusedBeforeAnyTableIsSized) {
   // 4,000,000,000 would size two per-id tables at 64 GB; the range check
   // comes first (found by fuzz/tokenizer_json, corpus/huge_id.json).

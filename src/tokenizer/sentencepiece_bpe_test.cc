@@ -104,6 +104,10 @@ TEST(SentencePieceBpeTest, UnsupportedOptionsFailAtLoadNamingTheJsonPath) {
       {Replaced(json, "{\"type\": \"Metaspace\"", "{\"type\": \"Whitespace\""),
        "pre_tokenizer.type: Whitespace is not a supported pre-tokenizer"},
       {Replaced(json, "\"dropout\": null", "\"dropout\": 0.1"), "model.dropout: BPE dropout is random"},
+      // Byte fallback would give 12 for a tab, and decoding 12 would have two answers.
+      {Replaced(json, "\"<0x09>\": 12,", "\"<0x09>\": 12, \"\": 12,"),
+       "model.vocab[\"\"]: id 12 is already the id of \"<0x09>\"; each id must name one token"},
+      {Replaced(json, "\"c\": 262,", "\"c\": 262, \"c\": 268,"), "model.vocab[\"c\"]: the token appears more than once"},
       // The reference would not prepend to "  x" after Strip took its spaces.
       {Replaced(Replaced(json, "\"normalizer\": null",
                          "\"normalizer\": {\"type\": \"Strip\", \"strip_left\": true, \"strip_right\": false}"),
