@@ -299,6 +299,25 @@ Status Producer::AbortTransaction() {
                            "Kafka abort transaction", impl_->Where());
 }
 
+Producer::Failure Producer::failure() const {
+  const rd_kafka_resp_err_t err = rd_kafka_fatal_error(impl_->client.handle.get(), nullptr, 0);
+  switch (err) {
+    case RD_KAFKA_RESP_ERR_NO_ERROR:
+      return Failure::kNone;
+    case RD_KAFKA_RESP_ERR__FENCED:
+    case RD_KAFKA_RESP_ERR_PRODUCER_FENCED:
+    case RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH:
+      return Failure::kFenced;
+    default:
+      return Failure::kFatal;
+  }
+}
+
+void Producer::InjectFatalErrorForTesting(std::string_view reason) {
+  rd_kafka_test_fatal_error(impl_->client.handle.get(), RD_KAFKA_RESP_ERR_INVALID_TXN_STATE,
+                            std::string(reason).c_str());
+}
+
 const std::string& Producer::topic() const { return impl_->options.topic; }
 int32_t Producer::partition_count() const { return impl_->partitions; }
 const std::string& Producer::bootstrap() const { return impl_->client.bootstrap; }

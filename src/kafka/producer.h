@@ -85,6 +85,20 @@ class Producer {
   Status CommitTransaction();
   Status AbortTransaction();
 
+  // Whether the producer has failed for good, and why. kFenced: a newer
+  // producer with the same transactional id took over (another process, or
+  // this one after InitTransactions on a new Producer); opening a new one
+  // would fence that one in turn. kFatal: any other fatal error (for
+  // instance a transaction the broker calls in an invalid state after a
+  // rebalance); a new Producer with the same id recovers, its
+  // InitTransactions aborting what this one left open.
+  enum class Failure { kNone, kFenced, kFatal };
+  Failure failure() const;
+
+  // Puts the producer in a fatal (not fenced) error state, as a broker's
+  // fatal answer would; for tests of the recovery above.
+  void InjectFatalErrorForTesting(std::string_view reason);
+
   const std::string& topic() const;
   int32_t partition_count() const;
   const std::string& bootstrap() const;

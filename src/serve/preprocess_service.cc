@@ -11,6 +11,15 @@
 // refuses for good (too large for the output topic) is remembered as
 // poisoned: the next time round it is skipped as a counted reject, so one
 // message can never make the service loop.
+//
+// A producer that fails fatally (librdkafka's "invalid transaction state"
+// after a rebalance, for one) is replaced by a new one with the same
+// transactional id, whose InitTransactions aborts what the old one left
+// open; only a producer fenced by another instance with the same id stops
+// the service, and so do kMaxReopens reopenings without a commit between
+// them. A rewind the consumer refuses (a partition just assigned that is not
+// fetching yet) is tried again at the next steps, processing nothing until
+// it succeeds.
 #include "serve/preprocess_service.h"
 
 #include <algorithm>
@@ -51,6 +60,10 @@ constexpr size_t kBatchOverheadBytes = 128;
 // the maximum, and starts again after a commit.
 constexpr milliseconds kFirstBackoff{100};
 constexpr milliseconds kMaxBackoff{10000};
+// Producers opened again after fatal errors with no commit between them.
+constexpr int kMaxReopens = 5;
+// Steps (each a poll of up to kPollWait) that a refused rewind is retried for.
+constexpr int kMaxRewindAttempts = 100;
 
 std::optional<uint64_t> ParseBytes(std::string_view v) {
   uint64_t n = 0;
@@ -219,10 +232,15 @@ class Service {
       // member, and this batch may mix old and new assignments: drop both
       // and start again from the committed offsets.
       if (txn_open_) TF_RETURN_IF_ERROR(AbortAndRewind("the group's partition assignment changed", false));
-      TF_RETURN_IF_ERROR(consumer_->RewindToCommitted());
+      TF_RETURN_IF_ERROR(Rewind());
       LogAssignment();
       UpdateLag();  // the assigned partitions show at once, not at the next tick
       return Status::OK();
+    }
+    if (rewind_attempts_ > 0) {
+      // What was polled comes from a position not yet rewound: dropped.
+      if (polled.ok()) polled->Release();
+      return Rewind();
     }
     if (!polled.ok()) {
       const StatusCode c = polled.status().code();
@@ -236,7 +254,14 @@ class Service {
     if (!idle) {
       if (!txn_open_) {
         Status begun = producer_->BeginTransaction();
-        if (!begun.ok()) return begun.WithContext("transactional id '" + transactional_id_ + "'");
+        if (!begun.ok()) {
+          polled->Release();
+          if (producer_->failure() != kafka::Producer::Failure::kFatal) {
+            return begun.WithContext("transactional id '" + transactional_id_ + "'");
+          }
+          TF_RETURN_IF_ERROR(ReopenProducer(begun));
+          return Rewind();
+        }
         txn_open_ = true;
         txn_began_ = Clock::now();
         txn_first_token_ = next_token_;
@@ -248,6 +273,7 @@ class Service {
         polled->Release();
         return AbortAndRewind(processed.message());
       }
+      if (o_.on_event_for_testing) o_.on_event_for_testing("batch", *producer_);
     }
     polled->Release();
     if (txn_open_ && (idle || pending_.messages >= o_.max_transaction_messages ||
@@ -418,6 +444,8 @@ class Service {
       txn_poison_skipped_.clear();
       refusals_.clear();
       backoff_ = milliseconds(0);
+      reopens_ = 0;
+      if (o_.on_event_for_testing) o_.on_event_for_testing("commit", *producer_);
       return Status::OK();
     }
     return AbortAndRewind("commit failed: " + s.ToString());
@@ -431,11 +459,20 @@ class Service {
     metrics_->AddAborted(pending_.messages);
     pending_ = {};
     txn_poison_skipped_.clear();
-    if (!aborted.ok()) {
-      return aborted.WithContext("cannot abort the Kafka transaction of '" + transactional_id_ +
-                                 "' (another instance with the same --instance-id may have fenced it); stopping");
+    const kafka::Producer::Failure failure = producer_->failure();
+    if (failure == kafka::Producer::Failure::kFenced) {
+      return Status::Aborted("the Kafka transaction of '" + transactional_id_ +
+                             "' was fenced by another producer with this transactional id (another instance with "
+                             "the same --instance-id); stopping" +
+                             (aborted.ok() ? std::string() : " (" + aborted.ToString() + ")"));
     }
-    TF_RETURN_IF_ERROR(consumer_->RewindToCommitted());
+    if (!aborted.ok() || failure == kafka::Producer::Failure::kFatal) {
+      // A failed producer refuses everything from now on, even when its
+      // abort was answered; whatever state its transaction is in, a new
+      // producer with the same id aborts it.
+      TF_RETURN_IF_ERROR(ReopenProducer(aborted.ok() ? Status::Aborted(why) : aborted));
+    }
+    TF_RETURN_IF_ERROR(Rewind());
     if (reopen_producer_) {
       reopen_producer_ = false;
       Log("serve: " + output_uri_ + " accepts at most " + std::to_string(max_record_bytes_) +
@@ -443,6 +480,40 @@ class Service {
       TF_RETURN_IF_ERROR(OpenProducer());
     }
     if (back_off) BackOff();
+    return Status::OK();
+  }
+
+  // Replaces a producer that failed (`why`) with a new one of the same
+  // transactional id, at most kMaxReopens times between commits.
+  Status ReopenProducer(const Status& why) {
+    if (++reopens_ > kMaxReopens) {
+      return why.WithContext("the transactional producer '" + transactional_id_ + "' failed " +
+                             std::to_string(kMaxReopens + 1) + " times without a commit between; stopping");
+    }
+    Log("serve: the transactional producer failed (" + why.ToString() + "); opening it again (" +
+        std::to_string(reopens_) + " of at most " + std::to_string(kMaxReopens) +
+        " before a commit), which aborts its open transaction");
+    txn_open_ = false;
+    metrics_->AddProducerReopened();
+    Status opened = OpenProducer();
+    if (!opened.ok()) return opened.WithContext("opening the transactional producer again");
+    return Status::OK();
+  }
+
+  // Rewinds the consumer to the committed offsets. A refusal is retried at
+  // the next steps (Step processes nothing meanwhile), kMaxRewindAttempts
+  // times at most.
+  Status Rewind() {
+    Status rewound = consumer_->RewindToCommitted();
+    if (rewound.ok()) {
+      rewind_attempts_ = 0;
+      return Status::OK();
+    }
+    if (++rewind_attempts_ > kMaxRewindAttempts) {
+      return rewound.WithContext("rewinding to the committed offsets failed " + std::to_string(kMaxRewindAttempts) +
+                                 " times in a row");
+    }
+    if (rewind_attempts_ == 1) Log("serve: " + rewound.ToString() + "; trying again at the next poll");
     return Status::OK();
   }
 
@@ -522,6 +593,8 @@ class Service {
   std::vector<MessageKey> txn_poison_skipped_;
   std::map<MessageKey, int> refusals_;
   bool reopen_producer_ = false;
+  int reopens_ = 0;          // producers opened after failures since the last commit
+  int rewind_attempts_ = 0;  // > 0: a rewind is owed, and was refused that many times
   std::vector<kafka::Delivery> deliveries_;
 
   // Per-batch buffers, reused.

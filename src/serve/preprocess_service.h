@@ -11,12 +11,17 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "document/document_encoder.h"
 #include "serve/raw_message_decoder.h"
 #include "text/cleaner.h"
 #include "tokenfeed/status.h"
 #include "tokenfeed/topic.h"
+
+namespace tokenfeed::kafka {
+class Producer;
+}  // namespace tokenfeed::kafka
 
 namespace tokenfeed::serve {
 
@@ -52,6 +57,10 @@ struct ServeOptions {
   std::chrono::milliseconds log_interval{10000};
   // Where log lines go (default: standard error).
   std::function<void(const std::string&)> log;
+  // Tests only: called with the transactional producer after each batch of
+  // messages went into the open transaction ("batch") and after each commit
+  // ("commit"), to inject the failures the service must survive.
+  std::function<void(std::string_view event, kafka::Producer&)> on_event_for_testing;
 };
 
 // The checks of serve's arguments that need no cluster and no file: both

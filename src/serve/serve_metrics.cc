@@ -28,6 +28,11 @@ void ServeMetrics::AddAborted(uint64_t messages_dropped) {
   aborted_messages_ += messages_dropped;
 }
 
+void ServeMetrics::AddProducerReopened() {
+  std::lock_guard lock(mu_);
+  ++producer_reopens_;
+}
+
 void ServeMetrics::SetLag(std::vector<PartitionLagSample> lag) {
   std::lock_guard lock(mu_);
   lag_ = std::move(lag);
@@ -71,6 +76,9 @@ std::string ServeMetrics::RenderPrometheus() const {
   out.Family("tokenfeed_serve_aborted_messages_total", "counter",
              "Raw messages whose work was aborted (they are consumed again).");
   out.Sample("tokenfeed_serve_aborted_messages_total", static_cast<double>(aborted_messages_));
+  out.Family("tokenfeed_serve_producer_reopens_total", "counter",
+             "Transactional producers replaced by a new one after a fatal error (its open transaction aborted).");
+  out.Sample("tokenfeed_serve_producer_reopens_total", static_cast<double>(producer_reopens_));
   out.Family("tokenfeed_serve_documents_per_second", "gauge",
              "Raw messages committed per second over the last 10 seconds.");
   out.Sample("tokenfeed_serve_documents_per_second", RateLocked());

@@ -1,7 +1,8 @@
 // ServeMetrics: what the preprocessing service has done, for its log line
 // and its Prometheus endpoint: messages, records and tokens of committed
 // transactions (aborted work is not counted, so the totals match the output
-// topic), rejected messages by reason, transactions by outcome, consumer
+// topic), rejected messages by reason, transactions by outcome, producers
+// replaced after fatal errors, consumer
 // lag per assigned partition, and documents per second over the last ~10 s.
 // Thread-safe: the service updates it, the metrics server renders it.
 #pragma once
@@ -38,6 +39,8 @@ class ServeMetrics {
 
   void AddCommitted(const TransactionCounts& c);
   void AddAborted(uint64_t messages_dropped);
+  // The transactional producer failed and a new one replaced it.
+  void AddProducerReopened();
   void SetLag(std::vector<PartitionLagSample> lag);
   // Records a sample for the documents/s rate; call about once a second.
   void Tick(std::chrono::steady_clock::time_point now);
@@ -54,7 +57,7 @@ class ServeMetrics {
   const std::string input_topic_;
   mutable std::mutex mu_;
   TransactionCounts total_;
-  uint64_t committed_ = 0, aborted_ = 0, aborted_messages_ = 0;
+  uint64_t committed_ = 0, aborted_ = 0, aborted_messages_ = 0, producer_reopens_ = 0;
   std::vector<PartitionLagSample> lag_;
   std::deque<std::pair<std::chrono::steady_clock::time_point, uint64_t>> samples_;
 };

@@ -48,6 +48,52 @@ TEST_F(TransactionBrokerTest, AbortedRecordsAreInvisibleCommittedOnesAppear) {
   EXPECT_TRUE((*consumer)->AtEnd(0));
 }
 
+TEST_F(TransactionBrokerTest, ANewProducerWithTheIdRecoversFromAFatalOneAndFencedIsToldApart) {
+  const std::string topic = CreateTopic(1);
+  ProducerOptions o = ProducerFor(topic);
+  o.transactional_id = "tf-txn-fatal-" + std::to_string(::getpid()) + "-" + topic;
+  auto first = Producer::Open(o);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  ASSERT_TRUE((*first)->InitTransactions().ok());
+  ASSERT_TRUE((*first)->BeginTransaction().ok());
+  for (uint64_t i = 0; i < 4; ++i) ASSERT_TRUE((*first)->Produce(0, "", "lost-" + std::to_string(i), i).ok());
+  EXPECT_EQ((*first)->failure(), Producer::Failure::kNone);
+  (*first)->InjectFatalErrorForTesting("test: a fatal transaction state");
+  EXPECT_EQ((*first)->failure(), Producer::Failure::kFatal);
+  // An abort may still be answered, but the producer stays failed.
+  (void)(*first)->AbortTransaction();
+  std::vector<Delivery> ignored;
+  EXPECT_FALSE((*first)->Flush(timeout_, &ignored).ok());
+  EXPECT_EQ((*first)->failure(), Producer::Failure::kFatal);
+
+  // The same id again: InitTransactions aborts what the first left open.
+  auto second = Producer::Open(o);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  Status init = (*second)->InitTransactions();
+  ASSERT_TRUE(init.ok()) << init.ToString();
+  ASSERT_TRUE((*second)->BeginTransaction().ok());
+  ASSERT_TRUE((*second)->Produce(0, "", "kept", 10).ok());
+  Status committed = (*second)->CommitTransaction();
+  ASSERT_TRUE(committed.ok()) << committed.ToString();
+
+  // A third with the same id fences the second: that one is kFenced, not kFatal.
+  auto third = Producer::Open(o);
+  ASSERT_TRUE(third.ok()) << third.status().ToString();
+  ASSERT_TRUE((*third)->InitTransactions().ok());
+  Status begun = (*second)->BeginTransaction();
+  if (begun.ok()) {
+    (void)(*second)->Produce(0, "", "fenced", 11);
+    EXPECT_FALSE((*second)->CommitTransaction().ok());
+  }
+  EXPECT_EQ((*second)->failure(), Producer::Failure::kFenced);
+
+  auto consumer = PartitionConsumer::Open(ConsumerFor(topic), {{0, 0}});
+  ASSERT_TRUE(consumer.ok()) << consumer.status().ToString();
+  const auto records = ReadToEnd(**consumer, timeout_);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].value, "kept");
+}
+
 TEST_F(TransactionBrokerTest, ConsumedOffsetsCommitWithTheTransaction) {
   const std::string in = CreateTopic(1);
   const std::string out = CreateTopic(1);
