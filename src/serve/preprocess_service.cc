@@ -18,8 +18,8 @@
 // open; only a producer fenced by another instance with the same id stops
 // the service, and so do kMaxReopens reopenings without a commit between
 // them. A rewind the consumer refuses (a partition just assigned that is not
-// fetching yet) is tried again at the next steps, processing nothing until
-// it succeeds.
+// fetching yet) is tried again at the next steps for up to kRewindRetryFor,
+// processing nothing until it succeeds.
 #include "serve/preprocess_service.h"
 
 #include <algorithm>
@@ -62,8 +62,9 @@ constexpr milliseconds kFirstBackoff{100};
 constexpr milliseconds kMaxBackoff{10000};
 // Producers opened again after fatal errors with no commit between them.
 constexpr int kMaxReopens = 5;
-// Steps (each a poll of up to kPollWait) that a refused rewind is retried for.
-constexpr int kMaxRewindAttempts = 100;
+// How long a refused rewind is retried (at each step, a poll of up to
+// kPollWait) before the service stops.
+constexpr milliseconds kRewindRetryFor{30000};
 
 std::optional<uint64_t> ParseBytes(std::string_view v) {
   uint64_t n = 0;
@@ -237,7 +238,7 @@ class Service {
       UpdateLag();  // the assigned partitions show at once, not at the next tick
       return Status::OK();
     }
-    if (rewind_attempts_ > 0) {
+    if (rewind_refused_) {
       // What was polled comes from a position not yet rewound: dropped.
       if (polled.ok()) polled->Release();
       return Rewind();
@@ -501,19 +502,20 @@ class Service {
   }
 
   // Rewinds the consumer to the committed offsets. A refusal is retried at
-  // the next steps (Step processes nothing meanwhile), kMaxRewindAttempts
-  // times at most.
+  // the next steps (Step processes nothing meanwhile) for kRewindRetryFor.
   Status Rewind() {
     Status rewound = consumer_->RewindToCommitted();
     if (rewound.ok()) {
-      rewind_attempts_ = 0;
+      rewind_refused_.reset();
       return Status::OK();
     }
-    if (++rewind_attempts_ > kMaxRewindAttempts) {
-      return rewound.WithContext("rewinding to the committed offsets failed " + std::to_string(kMaxRewindAttempts) +
-                                 " times in a row");
+    if (!rewind_refused_) {
+      rewind_refused_ = Clock::now();
+      Log("serve: " + rewound.ToString() + "; trying again at the next polls");
+    } else if (Clock::now() - *rewind_refused_ >= kRewindRetryFor) {
+      return rewound.WithContext("rewinding to the committed offsets was refused for " +
+                                 std::to_string(kRewindRetryFor.count() / 1000) + " s");
     }
-    if (rewind_attempts_ == 1) Log("serve: " + rewound.ToString() + "; trying again at the next poll");
     return Status::OK();
   }
 
@@ -594,7 +596,7 @@ class Service {
   std::map<MessageKey, int> refusals_;
   bool reopen_producer_ = false;
   int reopens_ = 0;          // producers opened after failures since the last commit
-  int rewind_attempts_ = 0;  // > 0: a rewind is owed, and was refused that many times
+  std::optional<Clock::time_point> rewind_refused_;  // set: a rewind is owed, refused since then
   std::vector<kafka::Delivery> deliveries_;
 
   // Per-batch buffers, reused.
