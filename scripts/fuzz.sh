@@ -6,8 +6,11 @@
 # inputs libFuzzer finds go to build/fuzz/found/TARGET, never into the tree;
 # a crash leaves its input in build/fuzz/crash-TARGET-* and fails the run.
 # Usage: scripts/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]   (default: 20, all)
-# FUZZ_SEED=N fixes libFuzzer's seed, so that a run (the test suite's) makes
-# the same mutations every time; unset, each run explores from a new seed.
+# FUZZ_SEED=N fixes libFuzzer's seed and starts from the seed corpus alone,
+# so that a run (the test suite's) makes the same mutations in the same order
+# every time (how many it reaches in the time depends on the machine's
+# speed); unset, each run explores from a new seed and from what earlier runs
+# found.
 # Needs scripts/setup.sh first (clang, the pinned Oniguruma).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -44,6 +47,12 @@ for entry in "${selected[@]}"; do
   program="$(find "$build/fuzz" -type f -name "$name" -perm -u+x | head -n 1)"
   [ -n "$program" ] || { echo "fuzz: $name was not built" >&2; exit 1; }
   found="$build/found/$name"
+  if [ -n "${FUZZ_SEED:-}" ]; then
+    # A seeded run starts from the seed corpus alone, not from what earlier
+    # runs added, so that it makes the same mutations each time.
+    found="$build/found-seeded/$name"
+    rm -rf "$found"
+  fi
   mkdir -p "$found"
   log="$build/$name.log"
   # -timeout: one input may take at most 10 s; -rss_limit_mb: allocations

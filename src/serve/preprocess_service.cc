@@ -65,6 +65,8 @@ constexpr int kMaxReopens = 5;
 // How long a refused rewind is retried (at each step, a poll of up to
 // kPollWait) before the service stops.
 constexpr milliseconds kRewindRetryFor{30000};
+// How long opening a replacement producer is retried before the service stops.
+constexpr milliseconds kReopenRetryFor{60000};
 
 std::optional<uint64_t> ParseBytes(std::string_view v) {
   uint64_t n = 0;
@@ -218,10 +220,13 @@ class Service {
   }
 
   Status OpenProducer() {
-    producer_.reset();
-    TF_ASSIGN_OR_RETURN(producer_, kafka::Producer::Open(producer_options_));
-    // Fences an earlier producer with the same id and aborts what it left open.
-    return producer_->InitTransactions();
+    producer_.reset();  // closes the old one first: the new one's id is the same
+    TF_ASSIGN_OR_RETURN(std::unique_ptr<kafka::Producer> opened, kafka::Producer::Open(producer_options_));
+    // Fences an earlier producer with the same id and ends what it left
+    // open (aborted, or committed if its commit had been asked for).
+    TF_RETURN_IF_ERROR(opened->InitTransactions());
+    producer_ = std::move(opened);
+    return Status::OK();
   }
 
   Status Step() {
@@ -238,11 +243,6 @@ class Service {
       UpdateLag();  // the assigned partitions show at once, not at the next tick
       return Status::OK();
     }
-    if (rewind_refused_) {
-      // What was polled comes from a position not yet rewound: dropped.
-      if (polled.ok()) polled->Release();
-      return Rewind();
-    }
     if (!polled.ok()) {
       const StatusCode c = polled.status().code();
       if (c != StatusCode::kUnavailable && c != StatusCode::kTimedOut) return polled.status();
@@ -251,13 +251,20 @@ class Service {
       std::this_thread::sleep_for(milliseconds(500));
       return Status::OK();
     }
+    if (rewind_refused_) {
+      // What was polled comes from a position not yet rewound: dropped.
+      polled->Release();
+      return Rewind();
+    }
     const bool idle = polled->empty();
     if (!idle) {
       if (!txn_open_) {
         Status begun = producer_->BeginTransaction();
         if (!begun.ok()) {
           polled->Release();
-          if (producer_->failure() != kafka::Producer::Failure::kFatal) {
+          const kafka::Producer::Failure failure = producer_->failure();
+          if (failure == kafka::Producer::Failure::kFenced) return begun.WithContext(FencedMessage());
+          if (failure != kafka::Producer::Failure::kFatal) {
             return begun.WithContext("transactional id '" + transactional_id_ + "'");
           }
           TF_RETURN_IF_ERROR(ReopenProducer(begun));
@@ -462,10 +469,7 @@ class Service {
     txn_poison_skipped_.clear();
     const kafka::Producer::Failure failure = producer_->failure();
     if (failure == kafka::Producer::Failure::kFenced) {
-      return Status::Aborted("the Kafka transaction of '" + transactional_id_ +
-                             "' was fenced by another producer with this transactional id (another instance with "
-                             "the same --instance-id); stopping" +
-                             (aborted.ok() ? std::string() : " (" + aborted.ToString() + ")"));
+      return Status::Aborted(FencedMessage() + (aborted.ok() ? std::string() : " (" + aborted.ToString() + ")"));
     }
     if (!aborted.ok() || failure == kafka::Producer::Failure::kFatal) {
       // A failed producer refuses everything from now on, even when its
@@ -484,6 +488,12 @@ class Service {
     return Status::OK();
   }
 
+  std::string FencedMessage() const {
+    return "the transactional producer '" + transactional_id_ +
+           "' was fenced: another producer with this id took over (another instance with the same --instance-id), "
+           "or the broker ended its transaction for running past transaction.timeout.ms; stopping";
+  }
+
   // Replaces a producer that failed (`why`) with a new one of the same
   // transactional id, at most kMaxReopens times between commits.
   Status ReopenProducer(const Status& why) {
@@ -491,14 +501,25 @@ class Service {
       return why.WithContext("the transactional producer '" + transactional_id_ + "' failed " +
                              std::to_string(kMaxReopens + 1) + " times without a commit between; stopping");
     }
-    Log("serve: the transactional producer failed (" + why.ToString() + "); opening it again (" +
-        std::to_string(reopens_) + " of at most " + std::to_string(kMaxReopens) +
-        " before a commit), which aborts its open transaction");
+    Log("serve: the transactional producer failed or could not abort (" + why.ToString() +
+        "); opening it again (" + std::to_string(reopens_) + " of at most " + std::to_string(kMaxReopens) +
+        " before a commit), which ends its open transaction");
     txn_open_ = false;
+    reopen_producer_ = false;  // this opening serves that purpose too
     metrics_->AddProducerReopened();
-    Status opened = OpenProducer();
-    if (!opened.ok()) return opened.WithContext("opening the transactional producer again");
-    return Status::OK();
+    // A coordinator that moves (a broker restarting) can refuse the new
+    // producer's InitTransactions for a while: tried again for kReopenRetryFor.
+    const auto until = Clock::now() + kReopenRetryFor;
+    while (true) {
+      Status opened = OpenProducer();
+      if (opened.ok()) return Status::OK();
+      if (Clock::now() >= until || (stop_ && stop_->load())) {
+        return opened.WithContext("opening the transactional producer '" + transactional_id_ + "' again (tried for " +
+                                  std::to_string(kReopenRetryFor.count() / 1000) + " s)");
+      }
+      Log("serve: opening the transactional producer again failed (" + opened.ToString() + "); retrying");
+      BackOff();
+    }
   }
 
   // Rewinds the consumer to the committed offsets. A refusal is retried at

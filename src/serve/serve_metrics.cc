@@ -77,7 +77,7 @@ std::string ServeMetrics::RenderPrometheus() const {
              "Raw messages whose work was aborted (they are consumed again).");
   out.Sample("tokenfeed_serve_aborted_messages_total", static_cast<double>(aborted_messages_));
   out.Family("tokenfeed_serve_producer_reopens_total", "counter",
-             "Transactional producers replaced by a new one after a fatal error (its open transaction aborted).");
+             "Transactional producers replaced by a new one after a fatal error or a failed abort.");
   out.Sample("tokenfeed_serve_producer_reopens_total", static_cast<double>(producer_reopens_));
   out.Family("tokenfeed_serve_documents_per_second", "gauge",
              "Raw messages committed per second over the last 10 seconds.");

@@ -14,6 +14,8 @@ TEST(ServeMetricsTest, CountsOnlyCommittedWorkAndRendersPrometheusText) {
   c.rejected[static_cast<size_t>(text::DropReason::kBadJson)] = 2;
   m.AddCommitted(c);
   m.AddAborted(5);
+  m.AddProducerReopened();
+  m.AddProducerReopened();
   m.SetLag({{0, 7}, {1, 3}, {2, -1}});
   const std::string out = m.RenderPrometheus();
   EXPECT_NE(out.find("# TYPE tokenfeed_serve_messages_total counter\n"), std::string::npos) << out;
@@ -22,6 +24,8 @@ TEST(ServeMetricsTest, CountsOnlyCommittedWorkAndRendersPrometheusText) {
   EXPECT_NE(out.find("tokenfeed_serve_rejected_total{reason=\"bad_json\"} 2\n"), std::string::npos);
   EXPECT_NE(out.find("tokenfeed_serve_rejected_total{reason=\"empty\"} 0\n"), std::string::npos);
   EXPECT_NE(out.find("tokenfeed_serve_transactions_total{outcome=\"aborted\"} 1\n"), std::string::npos);
+  EXPECT_NE(out.find("# TYPE tokenfeed_serve_producer_reopens_total counter\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("tokenfeed_serve_producer_reopens_total 2\n"), std::string::npos) << out;
   EXPECT_NE(out.find("tokenfeed_serve_consumer_lag{topic=\"raw\",partition=\"0\"} 7\n"), std::string::npos);
   EXPECT_EQ(out.find("partition=\"2\""), std::string::npos) << "an unknown lag is not a sample";
   EXPECT_NE(out.find("tokenfeed_serve_consumer_lag_sum 10\n"), std::string::npos);

@@ -9,6 +9,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "base/json_writer.h"
 #include "base/utf8.h"
 #include "tokenizer/byte_level_alphabet.h"
 #include "tokenizer/unicode_class.h"
@@ -94,6 +95,13 @@ inline size_t Utf8SequenceLength(unsigned char b, size_t left) {
   return len < left ? len : left;
 }
 
+// A token as a JSON string, escapes and all, for messages.
+std::string Quoted(std::string_view token) {
+  std::string out;
+  JsonWriter(&out).String(token);
+  return out;
+}
+
 bool HeapLess(const BpeScratch::HeapEntry& a, const BpeScratch::HeapEntry& b) {
   // std::push_heap builds a max-heap: "less" means "merged later".
   if (a.rank != b.rank) return a.rank > b.rank;
@@ -124,12 +132,13 @@ Result<BpeModel> BpeModel::Build(const BpeSpec& spec) {
     // no single decoding (the reference keeps whichever entry its hash map
     // happens to hold last), so it is refused rather than guessed at.
     if (!m.text_index_.Insert(text, id)) {
-      return Status::InvalidArgument("model.vocab[\"" + text + "\"]: the token appears more than once");
+      return Status::InvalidArgument("model.vocab[" + Quoted(text) + "]: the token appears more than once");
     }
     if (const auto [offset, size] = m.text_offsets_[id]; offset != kNoToken) {
-      return Status::InvalidArgument("model.vocab[\"" + text + "\"]: id " + std::to_string(id) +
-                                     " is already the id of \"" + m.text_arena_.substr(offset, size) +
-                                     "\"; each id must name one token");
+      return Status::InvalidArgument("model.vocab[" + Quoted(text) + "]: id " + std::to_string(id) +
+                                     " is already the id of " +
+                                     Quoted(std::string_view(m.text_arena_).substr(offset, size)) +
+                                     "; each id must name one token");
     }
     m.text_offsets_[id] = {static_cast<uint32_t>(m.text_arena_.size()), static_cast<uint32_t>(text.size())};
     m.text_arena_.append(text);

@@ -103,10 +103,12 @@ TEST(BpeModelTest, AnIdOfTwoTokensOrATokenOfTwoIdsIsRefused) {
   ASSERT_FALSE(shared_id.ok());
   EXPECT_NE(shared_id.status().message().find("model.vocab[\"c\"]: id 1 is already the id of \"b\""), std::string::npos)
       << shared_id.status().ToString();
-  spec.vocab = {{"a", 0}, {"b", 1}, {"a", 2}};
+  spec.vocab = {{"a\t\"", 0}, {"b", 1}, {"a\t\"", 2}};
   auto twice = BpeModel::Build(spec);
   ASSERT_FALSE(twice.ok());
-  EXPECT_NE(twice.status().message().find("model.vocab[\"a\"]: the token appears more than once"), std::string::npos)
+  // The token is quoted as a JSON string: a tab or a quote inside it is escaped.
+  EXPECT_NE(twice.status().message().find("model.vocab[\"a\\t\\\"\"]: the token appears more than once"),
+            std::string::npos)
       << twice.status().ToString();
 }
 
