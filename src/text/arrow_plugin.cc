@@ -79,3 +79,7 @@ extern "C" __attribute__((visibility("default"))) tokenfeed::Status tokenfeed_ob
     return tokenfeed::Status::IoError("'" + uri + "': opening failed: " + e.what());
   }
 }
+
+extern "C" __attribute__((visibility("default"))) void tokenfeed_object_store_finalize() {
+  tokenfeed::text::arrow_plugin::FinalizeS3Client();
+}

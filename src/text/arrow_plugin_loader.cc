@@ -2,11 +2,14 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 
 namespace tokenfeed::text {
 namespace {
+
+std::atomic<bool> loaded{false};
 
 #ifdef TOKENFEED_ARROW_PLUGIN
 struct Plugin {
@@ -24,6 +27,7 @@ const Plugin& LoadPlugin() {
     const char* env = std::getenv("TOKENFEED_ARROW_PLUGIN");
     plugin.path = env != nullptr && *env != '\0' ? env : TOKENFEED_ARROW_PLUGIN;
     plugin.handle = ::dlopen(plugin.path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+    loaded.store(plugin.handle != nullptr);
     if (plugin.handle == nullptr) {
       const char* e = ::dlerror();
       plugin.error = "the Arrow plugin " + plugin.path + " could not be loaded (" + (e ? e : "unknown error") +
@@ -43,6 +47,8 @@ bool ArrowPluginBuilt() {
   return false;
 #endif
 }
+
+bool ArrowPluginLoaded() { return loaded.load(); }
 
 void* FindArrowPluginSymbol(const char* symbol, std::string* why) {
 #ifdef TOKENFEED_ARROW_PLUGIN

@@ -13,6 +13,9 @@ namespace tokenfeed::text {
 // Whether this build made the plugin (CMake option TOKENFEED_WITH_PARQUET).
 bool ArrowPluginBuilt();
 
+// Whether the plugin has been loaded in this process (by an earlier lookup).
+bool ArrowPluginLoaded();
+
 // The address of the plugin's `symbol`, or nullptr with `*why` saying why
 // (not built, cannot be loaded, no such symbol) and what to do.
 void* FindArrowPluginSymbol(const char* symbol, std::string* why);

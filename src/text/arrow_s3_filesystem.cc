@@ -44,13 +44,6 @@ Shared& TheShared() {
   return *shared;
 }
 
-void FinalizeAtExit() {
-  Shared& s = TheShared();
-  std::lock_guard<std::mutex> lock(s.mu);
-  s.fs.reset();
-  (void)arrow::fs::EnsureS3Finalized();
-}
-
 Status MakeFileSystem(Shared& s, const std::string& uri) {
   arrow::fs::S3GlobalOptions global = arrow::fs::S3GlobalOptions::Defaults();
   if (std::getenv("ARROW_S3_LOG_LEVEL") == nullptr) global.log_level = arrow::fs::S3LogLevel::Fatal;
@@ -62,7 +55,6 @@ Status MakeFileSystem(Shared& s, const std::string& uri) {
     arrow::Status init = arrow::fs::InitializeS3(global);
     if (!init.ok()) return Status::IoError("'" + uri + "': cannot start the S3 client: " + init.ToString());
   }
-  std::atexit(FinalizeAtExit);
 
   arrow::fs::S3Options options = arrow::fs::S3Options::Defaults();  // the AWS credentials chain
   std::string region = Env("AWS_REGION");
@@ -149,6 +141,14 @@ Status Missing(arrow::fs::FileSystem& fs, const S3Uri& u, const std::string& uri
 }
 
 }  // namespace
+
+void FinalizeS3Client() {
+  Shared& s = TheShared();
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.fs.reset();
+  if (s.tried && arrow::fs::IsS3Initialized()) (void)arrow::fs::EnsureS3Finalized();
+  s.tried = true;  // no client after this
+}
 
 Status ListS3Objects(const std::string& uri, std::vector<ObjectInfo>* out) {
   TF_ASSIGN_OR_RETURN(S3Uri u, ParseS3Uri(uri));

@@ -39,4 +39,12 @@ Result<std::unique_ptr<ObjectReader>> OpenObject(const std::string& uri) {
   return reader;
 }
 
+void FinalizeObjectStore() {
+  if (!ArrowPluginLoaded()) return;
+  std::string why;
+  if (void* entry = FindArrowPluginSymbol(kObjectStoreFinalizeSymbol, &why)) {
+    reinterpret_cast<ObjectStoreFinalizeFunction>(entry)();
+  }
+}
+
 }  // namespace tokenfeed::text

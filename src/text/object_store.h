@@ -7,7 +7,8 @@
 // retried with bounded backoff (arrow_s3_filesystem.h). It is not a writer
 // and caches nothing across objects. Without the plugin every call is
 // Unsupported, naming the URI and saying how to build with it.
-// ObjectReader: one thread at a time; the functions: any thread.
+// ObjectReader: one thread at a time; the functions: any thread, but
+// FinalizeObjectStore only once no other call is under way.
 #pragma once
 
 #include <cstddef>
@@ -60,11 +61,20 @@ Result<std::vector<ObjectInfo>> ListObjects(const std::string& uri);
 // object; IoError as for ListObjects.
 Result<std::unique_ptr<ObjectReader>> OpenObject(const std::string& uri);
 
+// Shuts the S3 client down, if one was started: a program that may have read
+// from S3 calls it once before it exits, after its last read (the command-line
+// program's main does; the Python module at interpreter exit). Arrow's S3
+// state must not be left to static destructors (docs/ingest.md, "Object
+// storage"). Later S3 calls fail with Unavailable. Loads nothing; idempotent.
+void FinalizeObjectStore();
+
 // The plugin's entry points, looked up by these names. Same compiler and
 // standard library on both sides (one build makes both).
 using ObjectListFunction = Status (*)(const std::string& uri, std::vector<ObjectInfo>* out);
 using ObjectOpenFunction = Status (*)(const std::string& uri, std::unique_ptr<ObjectReader>* out);
 inline constexpr const char* kObjectListSymbol = "tokenfeed_object_list";
 inline constexpr const char* kObjectOpenSymbol = "tokenfeed_object_open";
+using ObjectStoreFinalizeFunction = void (*)();
+inline constexpr const char* kObjectStoreFinalizeSymbol = "tokenfeed_object_store_finalize";
 
 }  // namespace tokenfeed::text
