@@ -42,18 +42,21 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def s3_server():
+def s3_server(tmp_path_factory):
     """moto's S3 server on 127.0.0.1 (a free port); its endpoint URL."""
     if boto3 is None or pq is None:
         missing("moto[server] or pyarrow is not installed (python/requirements-dev.txt)")
     port = free_port()
+    # Its request log goes to a file: a pipe nobody reads would fill and stop it.
+    log = open(tmp_path_factory.mktemp("moto") / "server.log", "w+b")
     proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                            stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 60
         while True:  # bounded: until it listens, it exits, or a minute passes
             if proc.poll() is not None:
-                pytest.fail(f"moto's server exited ({proc.returncode}): {proc.stderr.read().decode()[-2000:]}")
+                log.seek(0)
+                pytest.fail(f"moto's server exited ({proc.returncode}): {log.read().decode()[-2000:]}")
             try:
                 with socket.create_connection(("127.0.0.1", port), timeout=1):
                     break
@@ -69,6 +72,7 @@ def s3_server():
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=10)
+        log.close()
 
 
 @pytest.fixture

@@ -20,8 +20,11 @@ namespace {
 // Compressed input is read in pieces of this size; it bounds the memory of a
 // decompressing source together with the codec's own state (zstd's window).
 constexpr size_t kCompressedBlockBytes = 256 * 1024;
-// An object in S3 is read by ranged requests of this size (fewer for a
-// smaller object): few enough requests for throughput, one chunk of memory.
+// An object in S3 is read by ranged requests that start at
+// kFirstObjectChunkBytes and double up to kObjectChunkBytes: a look at an
+// object's start (its magic, the binary-input check) fetches little, a long
+// read makes few requests, and a reader holds one chunk of memory.
+constexpr size_t kFirstObjectChunkBytes = 1024 * 1024;
 constexpr size_t kObjectChunkBytes = 8 * 1024 * 1024;
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
@@ -80,9 +83,9 @@ class LocalFileInput final : public RawInput {
   std::string path_;
 };
 
-// An object read front to back in ranged requests of kObjectChunkBytes; a
-// read the chunk does not hold fetches the chunk that starts there (a seek
-// costs one request).
+// An object read front to back in ranged requests (kFirstObjectChunkBytes
+// doubling to kObjectChunkBytes); a read the chunk does not hold fetches the
+// chunk that starts there (a seek costs one request).
 class ObjectChunkInput final : public RawInput {
  public:
   explicit ObjectChunkInput(std::unique_ptr<ObjectReader> reader) : reader_(std::move(reader)) {}
@@ -93,7 +96,8 @@ class ObjectChunkInput final : public RawInput {
       const uint64_t want = at + got;
       if (want >= reader_->size()) break;
       if (want < chunk_at_ || want >= chunk_at_ + chunk_len_) {
-        const auto size = static_cast<size_t>(std::min<uint64_t>(kObjectChunkBytes, reader_->size()));
+        const auto size = static_cast<size_t>(std::min<uint64_t>(next_chunk_, reader_->size() - want));
+        next_chunk_ = std::min(next_chunk_ * 2, kObjectChunkBytes);
         if (chunk_.size() < size) chunk_.resize(size);
         TF_ASSIGN_OR_RETURN(size_t fetched, reader_->ReadAt(want, chunk_.data(), size));
         if (fetched == 0) {
@@ -117,6 +121,7 @@ class ObjectChunkInput final : public RawInput {
   std::vector<char> chunk_;
   uint64_t chunk_at_ = 0;
   size_t chunk_len_ = 0;
+  size_t next_chunk_ = kFirstObjectChunkBytes;
 };
 
 // read(2) that retries on EINTR; short counts only at the end of the file.
