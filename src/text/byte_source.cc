@@ -340,8 +340,8 @@ Compression CompressionFromMagic(const unsigned char* b, size_t n) {
   return Compression::kNone;
 }
 
-// The source for stored bytes whose first bytes are `magic`: the checks
-// and the decompressor shared by local files and objects.
+// The source over `input`, local file or object alike: its first bytes
+// choose the decompressor, and must agree with a compressed name.
 Result<std::unique_ptr<ByteSource>> OpenStored(const std::string& path, std::unique_ptr<RawInput> input) {
   unsigned char magic[4];
   TF_ASSIGN_OR_RETURN(size_t got, input->ReadAt(0, reinterpret_cast<char*>(magic), sizeof(magic)));
@@ -399,10 +399,15 @@ Status ByteSource::SeekTo(uint64_t offset) {
 
 std::unique_ptr<ByteSource> ByteSource::OpenStandardInput() { return std::make_unique<StandardInputSource>(); }
 
+Result<std::unique_ptr<ByteSource>> ByteSource::FromObject(std::unique_ptr<ObjectReader> object) {
+  std::string uri = object->uri();
+  return OpenStored(uri, std::make_unique<ObjectChunkInput>(std::move(object)));
+}
+
 Result<std::unique_ptr<ByteSource>> ByteSource::Open(const std::string& path) {
   if (IsS3Uri(path)) {
     TF_ASSIGN_OR_RETURN(std::unique_ptr<ObjectReader> reader, OpenObject(path));
-    return OpenStored(path, std::make_unique<ObjectChunkInput>(std::move(reader)));
+    return FromObject(std::move(reader));
   }
   int raw = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (raw < 0) {
