@@ -9,6 +9,7 @@ and resumed gives exactly the records of an uninterrupted one."""
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import os
@@ -41,16 +42,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def s3_server(tmp_path_factory):
-    """moto's S3 server on 127.0.0.1 (a free port); its endpoint URL."""
-    if boto3 is None or pq is None:
-        missing("moto[server] or pyarrow is not installed (python/requirements-dev.txt)")
+@contextlib.contextmanager
+def moto_server(log_dir, **env):
+    """moto's S3 server on 127.0.0.1 (a free port), stopped on leaving; its
+    endpoint URL. `env`: moto's own settings."""
     port = free_port()
     # Its request log goes to a file: a pipe nobody reads would fill and stop it.
-    log = open(tmp_path_factory.mktemp("moto") / "server.log", "w+b")
+    log = open(log_dir / f"moto-{port}.log", "w+b")
     proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                            stdout=log, stderr=subprocess.STDOUT)
+                            stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **env})
     try:
         deadline = time.monotonic() + 60
         while True:  # bounded: until it listens, it exits, or a minute passes
@@ -73,6 +73,14 @@ def s3_server(tmp_path_factory):
             proc.kill()
             proc.wait(timeout=10)
         log.close()
+
+
+@pytest.fixture(scope="module")
+def s3_server(tmp_path_factory):
+    if boto3 is None or pq is None:
+        missing("moto[server] or pyarrow is not installed (python/requirements-dev.txt)")
+    with moto_server(tmp_path_factory.mktemp("moto")) as endpoint:
+        yield endpoint
 
 
 @pytest.fixture
@@ -268,6 +276,22 @@ def test_missing_bucket_key_and_endpoint_are_named(s3, tmp_path, monkeypatch):
     assert f"'s3://corpus/there/a.jsonl': looking it up at {dead} failed" in err, err
     assert "the endpoint did not answer after 5 attempts" in err, err
     assert took < 60, took
+
+
+def test_access_denied_is_named_and_not_retried(s3, tmp_path, monkeypatch):
+    """A second server that checks keys after its first two requests (moto's
+    INITIAL_NO_AUTH_ACTION_COUNT): the bucket and object are made, then the
+    ingest's unknown key is refused."""
+    with moto_server(tmp_path, INITIAL_NO_AUTH_ACTION_COUNT="2") as locked:
+        client = boto3.client("s3", endpoint_url=locked, region_name="us-east-1", aws_access_key_id="a",
+                              aws_secret_access_key="b")
+        client.create_bucket(Bucket="locked")
+        client.put_object(Bucket="locked", Key="a.jsonl", Body=b'{"text": "secret"}\n')
+        monkeypatch.setenv("AWS_ENDPOINT_URL", locked)
+        err, took = refused(tmp_path, ["s3://locked/a.jsonl"])
+        assert f"'s3://locked/a.jsonl': looking it up at {locked} failed" in err, err
+        assert "access denied: check the credentials" in err, err
+        assert took < 30, took
 
 
 # With deduplication (the default) a resumed run rereads from the start to

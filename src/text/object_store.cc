@@ -11,7 +11,7 @@ Status NoObjectStore(const std::string& uri, const std::string& why) {
   if (!ArrowPluginBuilt()) {
     return Status::Unsupported("'" + uri +
                                "': S3 input (s3://) was not built in: it reads through the Arrow plugin (build "
-                               "tokenfeed with -DTOKENFEED_WITH_PARQUET=ON; docs/ingest.md, \"Object storage\"), "
+                               "tokenfeed with -DTOKENFEED_WITH_PARQUET=ON; docs/ingest.md, \"Object storage (S3)\"), "
                                "or copy the objects to a local directory first");
   }
   return Status::Unsupported("'" + uri + "': S3 input needs the Arrow plugin, but " + why);
