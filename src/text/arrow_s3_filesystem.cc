@@ -86,8 +86,9 @@ Status MakeFileSystem(Shared& s, const std::string& uri) {
     s.endpoint = "AWS S3";
   }
   if (!region.empty()) options.region = region;
+  // A stalled transfer is cut by the SDK's low-speed limit on Linux (Arrow's
+  // request_timeout applies to Windows and macOS only), then retried.
   options.connect_timeout = 5;
-  options.request_timeout = 30;
   options.retry_strategy = std::make_shared<BoundedRetryStrategy>();
   auto made = arrow::fs::S3FileSystem::Make(options);
   if (!made.ok()) return Status::IoError("'" + uri + "': cannot start the S3 client: " + made.status().ToString());

@@ -171,7 +171,8 @@ class PlainSource final : public ByteSource {
 // Shared by the two decompressors: the compressed input, read in blocks.
 class CompressedInput {
  public:
-  explicit CompressedInput(std::unique_ptr<RawInput> input) : input_(std::move(input)), buffer_(kCompressedBlockBytes) {}
+  explicit CompressedInput(std::unique_ptr<RawInput> input)
+      : input_(std::move(input)), buffer_(kCompressedBlockBytes) {}
 
   // Refills when everything has been consumed; sets eof() at the end.
   Status Refill() {

@@ -56,7 +56,8 @@ Result<S3Uri> ParseS3Uri(std::string_view uri) {
   size_t start = 0;
   for (;;) {
     const size_t end = key.find('/', start);
-    const std::string_view part = key.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
+    const std::string_view part =
+        key.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start);
     if (part.empty()) return bad("its key has an empty component ('//')");
     if (part == "." || part == "..") return bad("its key has a '" + std::string(part) + "' component");
     if (end == std::string_view::npos) break;
