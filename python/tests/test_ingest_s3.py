@@ -278,6 +278,41 @@ def test_missing_bucket_key_and_endpoint_are_named(s3, tmp_path, monkeypatch):
     assert took < 60, took
 
 
+def test_an_endpoint_that_never_answers_fails_in_bounded_time(s3, tmp_path, monkeypatch):
+    """A listener that accepts connections and sends nothing: each attempt is
+    cut after 3 s without data, then retried with backoff, then named."""
+    import threading
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    listener.settimeout(0.2)
+    held, stop = [], threading.Event()
+
+    def accept():
+        while not stop.is_set():  # bounded by the test: stop is set in finally
+            try:
+                held.append(listener.accept()[0])
+            except OSError:
+                pass
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        silent = f"http://127.0.0.1:{listener.getsockname()[1]}"
+        monkeypatch.setenv("AWS_ENDPOINT_URL", silent)
+        err, took = refused(tmp_path, ["s3://corpus/a.jsonl"])
+        assert f"'s3://corpus/a.jsonl': looking it up at {silent} failed" in err, err
+        assert "the endpoint did not answer after 5 attempts" in err, err
+        assert len(held) == 5, len(held)
+        assert took < 60, took
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        for c in held:
+            c.close()
+        listener.close()
+
+
 def test_access_denied_is_named_and_not_retried(s3, tmp_path, monkeypatch):
     """A second server that checks keys after its first two requests (moto's
     INITIAL_NO_AUTH_ACTION_COUNT): the bucket and object are made, then the
