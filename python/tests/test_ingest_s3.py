@@ -269,6 +269,13 @@ def test_missing_bucket_key_and_endpoint_are_named(s3, tmp_path, monkeypatch):
     s3.put_object(Bucket=BUCKET, Key="there/image.jsonl", Body=b"\x89PNG\r\n\x1a\n" + bytes(200))
     err, _ = refused(tmp_path, ["s3://corpus/there/image.jsonl"])
     assert "'s3://corpus/there/image.jsonl': a PNG image" in err, err
+    # A Parquet file under a JSONL name: its magic at the start and (a
+    # second ranged read) at the end.
+    sink = pa.BufferOutputStream()
+    pq.write_table(fineweb_table(["a", "b"]), sink)
+    s3.put_object(Bucket=BUCKET, Key="there/export.jsonl", Body=sink.getvalue().to_pybytes())
+    err, _ = refused(tmp_path, ["s3://corpus/there/export.jsonl"])
+    assert "'s3://corpus/there/export.jsonl': a Parquet file (PAR1 at the start and at the end" in err, err
     # Nothing listens there: bounded retries, then the endpoint is named.
     dead = f"http://127.0.0.1:{free_port()}"
     monkeypatch.setenv("AWS_ENDPOINT_URL", dead)
@@ -365,6 +372,31 @@ def test_killed_mid_object_and_resumed_gives_the_same_records(s3, tmp_path, dedu
     # The same objects read locally give the same documents.
     ingest(tmp_path, [d], "local", *common)
     assert content(records(f"log:{tmp_path}/local")) == content(want)
+
+
+def test_parquet_object_killed_mid_file_and_resumed_gives_the_same_records(s3, tmp_path):
+    """Without deduplication a resumed run reopens the Parquet object through
+    ranged reads and starts at the row group holding the resume row."""
+    d = tmp_path / "in"
+    d.mkdir()
+    texts = texts_for(40000, seed=24)
+    pq.write_table(fineweb_table(texts[:30000]), d / "big.parquet", compression="zstd", row_group_size=2500)
+    pq.write_table(fineweb_table(texts[30000:], 30000), d / "small.parquet", compression="snappy",
+                   row_group_size=1000)
+    upload(s3, d, "pqresume")
+    common = ["--partitions", "3", "--batch-bytes", "16384", "--threads", "2", "--no-dedup"]
+    ingest(tmp_path, ["s3://corpus/pqresume/"], "ref", *common)
+    want = records(f"log:{tmp_path}/ref")
+    assert len(want) == len(texts)
+    uri = f"log:{tmp_path}/t"
+    stats = tmp_path / "stats.json"
+    args = [cli(), "ingest", "--tokenizer", deepseek(), "--input", "s3://corpus/pqresume/", "--to", uri,
+            "--progress", "never", "--stats-json", str(stats), *common]
+    kills = run_killed_until_done(args, uri, len(want), random.Random(11), kills=3, share=(0.05, 0.7))
+    assert kills >= 2, "runs were hardly ever interrupted: the test proved too little"
+    assert records(uri) == want
+    last = json.loads(stats.read_text())
+    assert last["resumed"] and last["resumed_from_sequence"] > 0, last
 
 
 def test_credentials_from_a_profile_file(s3_server, tmp_path, monkeypatch):
