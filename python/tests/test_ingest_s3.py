@@ -399,31 +399,42 @@ def test_parquet_object_killed_mid_file_and_resumed_gives_the_same_records(s3, t
     assert last["resumed"] and last["resumed_from_sequence"] > 0, last
 
 
-def test_credentials_from_a_profile_file(s3_server, tmp_path, monkeypatch):
+def test_credentials_from_a_profile_file(tmp_path, monkeypatch):
     """No key variables: the keys are in a shared credentials file under a
-    profile (AWS_PROFILE). moto does not verify keys, so this shows that such
-    a set-up runs, not which keys were sent."""
+    profile (AWS_PROFILE). The server checks them (moto's IAM
+    authentication after INITIAL_NO_AUTH_ACTION_COUNT unchecked requests,
+    which make the user, its key and policy, the bucket and the object): the
+    profile's key reads, another profile is refused."""
     if boto3 is None:
         missing("moto[server] is not installed (python/requirements-dev.txt)")
-    client = boto3.client("s3", endpoint_url=s3_server, region_name="us-east-1",
-                          aws_access_key_id="fromfile", aws_secret_access_key="fromfile")
-    creds = tmp_path / "credentials"
-    creds.write_text("[feed]\naws_access_key_id = fromfile\naws_secret_access_key = fromfile\n")
-    for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL_S3",
-              "AWS_DEFAULT_REGION"):
-        monkeypatch.delenv(k, raising=False)
-    for k, v in {"AWS_SHARED_CREDENTIALS_FILE": str(creds), "AWS_CONFIG_FILE": str(tmp_path / "no-config"),
-                 "AWS_PROFILE": "feed", "AWS_ENDPOINT_URL": s3_server, "AWS_REGION": "us-east-1",
-                 "AWS_EC2_METADATA_DISABLED": "true"}.items():
-        monkeypatch.setenv(k, v)
-    client.create_bucket(Bucket="profiled")
-    client.put_object(Bucket="profiled", Key="a.jsonl", Body=b'{"text": "from a profile"}\n')
-    try:
+    with moto_server(tmp_path, INITIAL_NO_AUTH_ACTION_COUNT="5") as locked:
+        unchecked = dict(endpoint_url=locked, region_name="us-east-1", aws_access_key_id="a",
+                         aws_secret_access_key="b")
+        iam = boto3.client("iam", **unchecked)
+        iam.create_user(UserName="feed")
+        key = iam.create_access_key(UserName="feed")["AccessKey"]
+        iam.put_user_policy(UserName="feed", PolicyName="read", PolicyDocument=json.dumps(
+            {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "s3:*", "Resource": "*"}]}))
+        client = boto3.client("s3", **unchecked)
+        client.create_bucket(Bucket="profiled")
+        client.put_object(Bucket="profiled", Key="a.jsonl", Body=b'{"text": "from a profile"}\n')
+
+        creds = tmp_path / "credentials"
+        creds.write_text(f"[feed]\naws_access_key_id = {key['AccessKeyId']}\n"
+                         f"aws_secret_access_key = {key['SecretAccessKey']}\n"
+                         "[other]\naws_access_key_id = AKIANOTAKEY\naws_secret_access_key = nope\n")
+        for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL_S3",
+                  "AWS_DEFAULT_REGION"):
+            monkeypatch.delenv(k, raising=False)
+        for k, v in {"AWS_SHARED_CREDENTIALS_FILE": str(creds), "AWS_CONFIG_FILE": str(tmp_path / "no-config"),
+                     "AWS_PROFILE": "feed", "AWS_ENDPOINT_URL": locked, "AWS_REGION": "us-east-1",
+                     "AWS_EC2_METADATA_DISABLED": "true"}.items():
+            monkeypatch.setenv(k, v)
         r = ingest(tmp_path, ["s3://profiled/a.jsonl"], "p", check=False)
         if "was not built in" in r.stderr:
             missing("the tokenfeed program was built without the Arrow plugin (TOKENFEED_WITH_PARQUET)")
         assert r.returncode == 0, r.stderr
         assert [rec["source"]["path"] for rec in records(f"log:{tmp_path}/p")] == ["s3://profiled/a.jsonl"]
-    finally:
-        client.delete_object(Bucket="profiled", Key="a.jsonl")
-        client.delete_bucket(Bucket="profiled")
+        monkeypatch.setenv("AWS_PROFILE", "other")
+        err, _ = refused(tmp_path, ["s3://profiled/a.jsonl"])
+        assert "access denied: check the credentials" in err, err
