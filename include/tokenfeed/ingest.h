@@ -93,4 +93,11 @@ struct IngestStats {
 // written however the run ends once it has started.
 Result<IngestStats> RunIngest(const IngestOptions& options, const std::atomic<bool>* stop = nullptr);
 
+// Shuts down what reading inputs from object storage (s3://) started, if
+// anything: Arrow's S3 client, which must not be left to static destructors
+// (docs/ingest.md, "Object storage"). A program calls it once before it exits,
+// after its last RunIngest (the command-line program and the Python module
+// do); an s3:// input after it fails. Idempotent; loads nothing.
+void ShutdownIngestInputs();
+
 }  // namespace tokenfeed::ingest

@@ -256,6 +256,9 @@ std::string Ingest(const std::vector<std::string>& inputs, const std::string& to
 void RegisterIngest(nb::module_& m) {
   m.def("_ingest_defaults", &Defaults, "The ingest options and their defaults (tokenfeed::ingest::IngestOptions).");
   m.def("_ingest", &Ingest, nb::arg("inputs"), nb::arg("to"), nb::arg("tokenizer"), nb::arg("options"));
+  // While the interpreter still runs, not in static destructors: Arrow's S3
+  // client, when an input was in S3 (ingest::ShutdownIngestInputs).
+  nb::module_::import_("atexit").attr("register")(nb::cpp_function([] { ingest::ShutdownIngestInputs(); }));
 }
 
 }  // namespace tokenfeed::python

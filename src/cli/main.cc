@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "tokenfeed/ingest.h"
 #include "tokenfeed/client_log.h"
 
 namespace {
@@ -75,7 +76,13 @@ int main(int argc, char** argv) {
     return ExitForParseError(app, e);
   }
   for (auto& [sub, run] : commands) {
-    if (sub->parsed()) return ExitForResult(sub->get_name(), run());
+    if (sub->parsed()) {
+      const int code = ExitForResult(sub->get_name(), run());
+      // Before exit, not in static destructors: Arrow's S3 client, when an
+      // input was in S3.
+      tokenfeed::ingest::ShutdownIngestInputs();
+      return code;
+    }
   }
   return ExitCode::kExitUsage;
 }

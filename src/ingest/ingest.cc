@@ -37,6 +37,7 @@
 #include "text/cleaner.h"
 #include "text/content_dedup.h"
 #include "text/document_reader.h"
+#include "text/object_store.h"
 #include "text/source_set.h"
 #include "tokenfeed/record.h"
 #include "tokenfeed/tokenizer.h"
@@ -590,5 +591,7 @@ Result<IngestStats> RunIngest(const IngestOptions& options, const std::atomic<bo
   if (options.inputs.empty()) return Status::InvalidArgument("no input (--input PATH...)");
   return Ingest(options, stop).Run();
 }
+
+void ShutdownIngestInputs() { text::FinalizeObjectStore(); }
 
 }  // namespace tokenfeed::ingest

@@ -1,6 +1,7 @@
 // TableTextColumn over an Arrow IPC file (the "ARROW1" file format, Feather
 // v2), in the plugin libtokenfeed_arrow.so (arrow_plugin.cc). The file is
-// memory-mapped and read one record batch at a time (a batch stands for a row
+// memory-mapped (an object in S3 is read by ranged reads,
+// arrow_s3_filesystem.h) and read one record batch at a time (a batch stands for a row
 // group; uncompressed batches are not copied, LZ4/zstd ones are decompressed
 // whole). The rows before a resume point are passed over batch by batch.
 #include <arrow/api.h>
@@ -12,8 +13,10 @@
 #include <cerrno>
 #include <vector>
 
+#include "text/arrow_s3_filesystem.h"
 #include "text/arrow_string_values.h"
 #include "text/arrow_table_readers.h"
+#include "text/s3_uri.h"
 
 namespace tokenfeed::text::arrow_plugin {
 namespace {
@@ -37,7 +40,7 @@ class ArrowIpcTextColumn final : public TableTextColumn {
   std::string path_;
   int top_ = -1;                    // the top-level column
   std::vector<std::string> steps_;  // struct fields below it
-  std::shared_ptr<arrow::io::MemoryMappedFile> file_;
+  std::shared_ptr<arrow::io::RandomAccessFile> file_;  // memory-mapped, or an object in S3
   std::shared_ptr<arrow::ipc::RecordBatchFileReader> reader_;
   uint64_t rows_ = 0;
   uint64_t file_bytes_ = 0;
@@ -88,13 +91,17 @@ Result<std::unique_ptr<TableTextColumn>> OpenArrowIpcTextColumn(const std::strin
                                                                 uint64_t first_row, size_t /*batch_rows*/) {
   auto column = std::make_unique<ArrowIpcTextColumn>();
   column->path_ = path;
-  if (struct stat st; ::stat(path.c_str(), &st) != 0) return Status::FromErrno(errno, "open", path);
-  auto file = arrow::io::MemoryMappedFile::Open(path, arrow::io::FileMode::READ);
-  if (!file.ok()) return FromArrow(file.status(), path, "cannot open it");
-  column->file_ = *file;
-  auto size = column->file_->GetSize();
-  if (!size.ok()) return FromArrow(size.status(), path, "cannot read its size");
-  column->file_bytes_ = static_cast<uint64_t>(*size);
+  if (IsS3Uri(path)) {
+    TF_RETURN_IF_ERROR(OpenS3File(path, &column->file_, &column->file_bytes_));
+  } else {
+    if (struct stat st; ::stat(path.c_str(), &st) != 0) return Status::FromErrno(errno, "open", path);
+    auto file = arrow::io::MemoryMappedFile::Open(path, arrow::io::FileMode::READ);
+    if (!file.ok()) return FromArrow(file.status(), path, "cannot open it");
+    column->file_ = *file;
+    auto size = column->file_->GetSize();
+    if (!size.ok()) return FromArrow(size.status(), path, "cannot read its size");
+    column->file_bytes_ = static_cast<uint64_t>(*size);
+  }
   auto reader = arrow::ipc::RecordBatchFileReader::Open(column->file_);
   if (!reader.ok()) {
     return Status::Corruption("'" + path + "': not a readable Arrow IPC file (" + reader.status().ToString() + ")");

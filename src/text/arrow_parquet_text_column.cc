@@ -1,6 +1,7 @@
 // TableTextColumn over Apache Arrow's C++ Parquet reader, in the plugin
 // libtokenfeed_arrow.so (arrow_plugin.cc): Parquet's exceptions and Arrow's
-// Status become tokenfeed Statuses here.
+// Status become tokenfeed Statuses here. An "s3://" path is read through the
+// plugin's S3 client (arrow_s3_filesystem.h) by ranged reads.
 #include <arrow/api.h>
 #include <arrow/io/file.h>
 #include <parquet/arrow/reader.h>
@@ -15,8 +16,10 @@
 #include <exception>
 #include <vector>
 
+#include "text/arrow_s3_filesystem.h"
 #include "text/arrow_string_values.h"
 #include "text/arrow_table_readers.h"
+#include "text/s3_uri.h"
 
 namespace tokenfeed::text::arrow_plugin {
 namespace {
@@ -65,16 +68,23 @@ Result<std::unique_ptr<TableTextColumn>> OpenParquetTextColumn(const std::string
   auto impl = std::make_unique<Impl>();
   impl->path = path;
   try {
-    // The system's reason (NotFound, permission) before Arrow's wording of it.
-    if (struct stat st; ::stat(path.c_str(), &st) != 0) return Status::FromErrno(errno, "open", path);
-    auto file = arrow::io::ReadableFile::Open(path);
-    if (!file.ok()) return FromArrow(file.status(), path, "cannot open it");
-    auto size = (*file)->GetSize();
-    if (!size.ok()) return FromArrow(size.status(), path, "cannot read its size");
-    impl->file_bytes = static_cast<uint64_t>(*size);
+    std::shared_ptr<arrow::io::RandomAccessFile> file;
+    if (IsS3Uri(path)) {
+      // Ranged reads of the footer, then of the column's chunks.
+      TF_RETURN_IF_ERROR(OpenS3File(path, &file, &impl->file_bytes));
+    } else {
+      // The system's reason (NotFound, permission) before Arrow's wording of it.
+      if (struct stat st; ::stat(path.c_str(), &st) != 0) return Status::FromErrno(errno, "open", path);
+      auto local = arrow::io::ReadableFile::Open(path);
+      if (!local.ok()) return FromArrow(local.status(), path, "cannot open it");
+      auto size = (*local)->GetSize();
+      if (!size.ok()) return FromArrow(size.status(), path, "cannot read its size");
+      impl->file_bytes = static_cast<uint64_t>(*size);
+      file = *local;
+    }
     std::unique_ptr<parquet::ParquetFileReader> parquet_reader;
     try {
-      parquet_reader = parquet::ParquetFileReader::Open(*file);
+      parquet_reader = parquet::ParquetFileReader::Open(file);
     } catch (const std::exception& e) {
       return Status::Corruption("'" + path + "': not a readable Parquet file (" + e.what() + ")");
     }

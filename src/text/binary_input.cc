@@ -10,6 +10,8 @@
 #include <memory>
 
 #include "text/byte_source.h"
+#include "text/object_store.h"
+#include "text/s3_uri.h"
 #include "text/table_text_column.h"
 
 namespace tokenfeed::text {
@@ -258,6 +260,15 @@ bool ReadAt(int fd, uint64_t at, size_t n, std::string* out) {
   return true;
 }
 
+// The same for an object in S3: one ranged read.
+bool ReadObjectAt(ObjectReader& object, uint64_t at, size_t n, std::string* out) {
+  out->resize(n);
+  Result<size_t> got = object.ReadAt(at, out->data(), n);
+  if (!got.ok()) return false;
+  out->resize(*got);
+  return true;
+}
+
 bool CompressedMagic(std::string_view b) {
   if (b.size() >= 2 && b[0] == '\x1F' && b[1] == '\x8B') return true;
   if (b.size() >= 4 && b.substr(0, 4) == "\x28\xB5\x2F\xFD"sv) return true;
@@ -286,7 +297,17 @@ std::optional<NotText> CheckTextInput(const std::string& path, bool check_name) 
   sample.path = path;
   sample.check_name = check_name;
   std::string raw, tail, decompressed;
-  {
+  if (IsS3Uri(path)) {
+    // Two ranged reads: the head and the last bytes.
+    auto object = OpenObject(path);
+    if (!object.ok() || !ReadObjectAt(**object, 0, kBinaryCheckBytes, &raw)) return std::nullopt;
+    const uint64_t size = (*object)->size();
+    if (size <= raw.size()) {
+      sample.tail = std::string_view(raw);
+    } else if (ReadObjectAt(**object, size - 8, 8, &tail)) {
+      sample.tail = std::string_view(tail);
+    }
+  } else {
     Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     struct stat st;
     if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;

@@ -6,9 +6,13 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
+
+#include "text/object_store.h"
+#include "text/s3_uri.h"
 
 namespace tokenfeed::text {
 namespace {
@@ -16,6 +20,12 @@ namespace {
 // Compressed input is read in pieces of this size; it bounds the memory of a
 // decompressing source together with the codec's own state (zstd's window).
 constexpr size_t kCompressedBlockBytes = 256 * 1024;
+// An object in S3 is read by ranged requests that start at
+// kFirstObjectChunkBytes and double up to kObjectChunkBytes: a look at an
+// object's start (its magic, the binary-input check) fetches little, a long
+// read makes few requests, and a reader holds one chunk of memory.
+constexpr size_t kFirstObjectChunkBytes = 1024 * 1024;
+constexpr size_t kObjectChunkBytes = 8 * 1024 * 1024;
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
@@ -38,6 +48,80 @@ class FileDescriptor {
 
  private:
   int fd_;
+};
+
+// Where a source's stored bytes (compressed or not) come from, by offset:
+// a local file, or an object in S3.
+class RawInput {
+ public:
+  virtual ~RawInput() = default;
+  // Up to `n` bytes at `at`; fewer only at the end, 0 at or past it.
+  virtual Result<size_t> ReadAt(uint64_t at, char* dst, size_t n) = 0;
+};
+
+// pread(2) that retries on EINTR.
+class LocalFileInput final : public RawInput {
+ public:
+  LocalFileInput(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+
+  Result<size_t> ReadAt(uint64_t at, char* dst, size_t n) override {
+    size_t got = 0;
+    while (got < n) {
+      ssize_t r = ::pread(fd_.get(), dst + got, n - got, static_cast<off_t>(at + got));
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        return Status::FromErrno(errno, "read", path_).WithContext("at byte offset " + std::to_string(at + got));
+      }
+      if (r == 0) break;
+      got += static_cast<size_t>(r);
+    }
+    return got;
+  }
+
+ private:
+  FileDescriptor fd_;
+  std::string path_;
+};
+
+// An object read front to back in ranged requests (kFirstObjectChunkBytes
+// doubling to kObjectChunkBytes); a read the chunk does not hold fetches the
+// chunk that starts there (a seek costs one request).
+class ObjectChunkInput final : public RawInput {
+ public:
+  explicit ObjectChunkInput(std::unique_ptr<ObjectReader> reader) : reader_(std::move(reader)) {}
+
+  Result<size_t> ReadAt(uint64_t at, char* dst, size_t n) override {
+    size_t got = 0;
+    while (got < n) {
+      const uint64_t want = at + got;
+      if (want >= reader_->size()) break;
+      if (want < chunk_at_ || want >= chunk_at_ + chunk_len_) {
+        const auto size = static_cast<size_t>(std::min<uint64_t>(next_chunk_, reader_->size() - want));
+        next_chunk_ = std::min(next_chunk_ * 2, kObjectChunkBytes);
+        if (chunk_.size() < size) chunk_.resize(size);
+        TF_ASSIGN_OR_RETURN(size_t fetched, reader_->ReadAt(want, chunk_.data(), size));
+        if (fetched == 0) {
+          return Status::IoError("'" + reader_->uri() + "': the object ended at byte offset " +
+                                 std::to_string(want) + " but its size is " + std::to_string(reader_->size()) +
+                                 "; it changed while being read: read it again");
+        }
+        chunk_at_ = want;
+        chunk_len_ = fetched;
+      }
+      const size_t from = static_cast<size_t>(want - chunk_at_);
+      const size_t take = std::min(n - got, chunk_len_ - from);
+      std::memcpy(dst + got, chunk_.data() + from, take);
+      got += take;
+    }
+    return got;
+  }
+
+ private:
+  std::unique_ptr<ObjectReader> reader_;
+  std::vector<char> chunk_;
+  uint64_t chunk_at_ = 0;
+  size_t chunk_len_ = 0;
+  size_t next_chunk_ = kFirstObjectChunkBytes;
 };
 
 // read(2) that retries on EINTR; short counts only at the end of the file.
@@ -66,34 +150,33 @@ std::string TruncatedMessage(const std::string& path, std::string_view format, u
 
 class PlainSource final : public ByteSource {
  public:
-  PlainSource(std::string path, int fd) : ByteSource(std::move(path), Compression::kNone), fd_(fd) {}
+  PlainSource(std::string path, std::unique_ptr<RawInput> input)
+      : ByteSource(std::move(path), Compression::kNone), input_(std::move(input)) {}
 
   Result<size_t> Read(char* dst, size_t n) override {
-    TF_ASSIGN_OR_RETURN(size_t got, ReadFully(fd_.get(), dst, n, path_, offset_));
+    TF_ASSIGN_OR_RETURN(size_t got, input_->ReadAt(offset_, dst, n));
     offset_ += got;
     return got;
   }
   bool can_seek() const override { return true; }
   Status SeekTo(uint64_t offset) override {
-    if (::lseek(fd_.get(), static_cast<off_t>(offset), SEEK_SET) < 0) {
-      return Status::FromErrno(errno, "seek in", path_).WithContext("to byte offset " + std::to_string(offset));
-    }
     offset_ = offset;
     return Status::OK();
   }
 
  private:
-  FileDescriptor fd_;
+  std::unique_ptr<RawInput> input_;
 };
 
 // Shared by the two decompressors: the compressed input, read in blocks.
 class CompressedInput {
  public:
-  CompressedInput(int fd, const std::string* path) : fd_(fd), path_(path), buffer_(kCompressedBlockBytes) {}
+  explicit CompressedInput(std::unique_ptr<RawInput> input)
+      : input_(std::move(input)), buffer_(kCompressedBlockBytes) {}
 
   // Refills when everything has been consumed; sets eof() at the end.
   Status Refill() {
-    TF_ASSIGN_OR_RETURN(size_t got, ReadFully(fd_.get(), buffer_.data(), buffer_.size(), *path_, consumed_total_));
+    TF_ASSIGN_OR_RETURN(size_t got, input_->ReadAt(consumed_total_, buffer_.data(), buffer_.size()));
     size_ = got;
     pos_ = 0;
     if (got == 0) eof_ = true;
@@ -109,8 +192,7 @@ class CompressedInput {
   uint64_t consumed_total() const { return consumed_total_; }
 
  private:
-  FileDescriptor fd_;
-  const std::string* path_;
+  std::unique_ptr<RawInput> input_;
   std::vector<char> buffer_;
   size_t size_ = 0;
   size_t pos_ = 0;
@@ -133,7 +215,8 @@ class StandardInputSource final : public ByteSource {
 
 class GzipSource final : public ByteSource {
  public:
-  GzipSource(std::string path, int fd) : ByteSource(std::move(path), Compression::kGzip), input_(fd, &path_) {}
+  GzipSource(std::string path, std::unique_ptr<RawInput> input)
+      : ByteSource(std::move(path), Compression::kGzip), input_(std::move(input)) {}
   ~GzipSource() override {
     if (initialised_) inflateEnd(&stream_);
   }
@@ -204,7 +287,8 @@ class GzipSource final : public ByteSource {
 
 class ZstdSource final : public ByteSource {
  public:
-  ZstdSource(std::string path, int fd) : ByteSource(std::move(path), Compression::kZstd), input_(fd, &path_) {}
+  ZstdSource(std::string path, std::unique_ptr<RawInput> input)
+      : ByteSource(std::move(path), Compression::kZstd), input_(std::move(input)) {}
   ~ZstdSource() override { ZSTD_freeDCtx(dctx_); }
 
   Status Init() {
@@ -257,6 +341,34 @@ Compression CompressionFromMagic(const unsigned char* b, size_t n) {
   return Compression::kNone;
 }
 
+// The source over `input`, local file or object alike: its first bytes
+// choose the decompressor, and must agree with a compressed name.
+Result<std::unique_ptr<ByteSource>> OpenStored(const std::string& path, std::unique_ptr<RawInput> input) {
+  unsigned char magic[4];
+  TF_ASSIGN_OR_RETURN(size_t got, input->ReadAt(0, reinterpret_cast<char*>(magic), sizeof(magic)));
+  Compression by_magic = CompressionFromMagic(magic, got);
+  Compression by_name = CompressionFromName(path);
+  if (by_name != Compression::kNone && by_magic == Compression::kNone) {
+    return Status::Corruption("'" + path + "' is named like a " + std::string(CompressionName(by_name)) +
+                              " file but " + (got == 0 ? "is empty" : "does not start with its magic bytes") +
+                              "; the file is truncated or misnamed: compress it again or rename it");
+  }
+  switch (by_magic) {
+    case Compression::kNone: return std::unique_ptr<ByteSource>(new PlainSource(path, std::move(input)));
+    case Compression::kGzip: {
+      auto source = std::make_unique<GzipSource>(path, std::move(input));
+      TF_RETURN_IF_ERROR(source->Init());
+      return std::unique_ptr<ByteSource>(std::move(source));
+    }
+    case Compression::kZstd: {
+      auto source = std::make_unique<ZstdSource>(path, std::move(input));
+      TF_RETURN_IF_ERROR(source->Init());
+      return std::unique_ptr<ByteSource>(std::move(source));
+    }
+  }
+  return Status::Internal("unknown compression for '" + path + "'");
+}
+
 }  // namespace
 
 std::string_view CompressionName(Compression compression) {
@@ -288,7 +400,16 @@ Status ByteSource::SeekTo(uint64_t offset) {
 
 std::unique_ptr<ByteSource> ByteSource::OpenStandardInput() { return std::make_unique<StandardInputSource>(); }
 
+Result<std::unique_ptr<ByteSource>> ByteSource::FromObject(std::unique_ptr<ObjectReader> object) {
+  std::string uri = object->uri();
+  return OpenStored(uri, std::make_unique<ObjectChunkInput>(std::move(object)));
+}
+
 Result<std::unique_ptr<ByteSource>> ByteSource::Open(const std::string& path) {
+  if (IsS3Uri(path)) {
+    TF_ASSIGN_OR_RETURN(std::unique_ptr<ObjectReader> reader, OpenObject(path));
+    return FromObject(std::move(reader));
+  }
   int raw = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (raw < 0) {
     Status s = Status::FromErrno(errno, "cannot open input", path);
@@ -302,43 +423,10 @@ Result<std::unique_ptr<ByteSource>> ByteSource::Open(const std::string& path) {
                            (S_ISDIR(st.st_mode) ? "it is a directory" : "it is not a regular file") +
                            "; give a regular file, or a directory or glob to read the files inside it");
   }
-  unsigned char magic[4];
-  size_t got = 0;
-  while (got < sizeof(magic)) {
-    ssize_t r = ::pread(fd.get(), magic + got, sizeof(magic) - got, static_cast<off_t>(got));
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      Status s = Status::FromErrno(errno, "cannot read input", path);
-      return Status(s.code(), s.message() + "; check that the file is readable");
-    }
-    if (r == 0) break;
-    got += static_cast<size_t>(r);
-  }
-  Compression by_magic = CompressionFromMagic(magic, got);
-  Compression by_name = CompressionFromName(path);
-  if (by_name != Compression::kNone && by_magic == Compression::kNone) {
-    return Status::Corruption("'" + path + "' is named like a " + std::string(CompressionName(by_name)) +
-                              " file but " + (got == 0 ? "is empty" : "does not start with its magic bytes") +
-                              "; the file is truncated or misnamed: compress it again or rename it");
-  }
 #ifdef POSIX_FADV_SEQUENTIAL
   (void)::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
 #endif
-  int owned = fd.release();
-  switch (by_magic) {
-    case Compression::kNone: return std::unique_ptr<ByteSource>(new PlainSource(path, owned));
-    case Compression::kGzip: {
-      auto source = std::make_unique<GzipSource>(path, owned);
-      TF_RETURN_IF_ERROR(source->Init());
-      return std::unique_ptr<ByteSource>(std::move(source));
-    }
-    case Compression::kZstd: {
-      auto source = std::make_unique<ZstdSource>(path, owned);
-      TF_RETURN_IF_ERROR(source->Init());
-      return std::unique_ptr<ByteSource>(std::move(source));
-    }
-  }
-  return Status::Internal("unknown compression for '" + path + "'");
+  return OpenStored(path, std::make_unique<LocalFileInput>(fd.release(), path));
 }
 
 }  // namespace tokenfeed::text

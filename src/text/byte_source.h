@@ -1,4 +1,7 @@
-// ByteSource: the uncompressed bytes of one corpus file, read front to back.
+// ByteSource: the uncompressed bytes of one corpus file, read front to back:
+// a local file, or an object in S3 ("s3://bucket/key", object_store.h) read by
+// ranged requests of at most 8 MiB (one chunk held at a time; a seek in a
+// plain object is a ranged read at the new offset).
 // gzip (also multi-member) and zstd (also multi-frame) are recognised by the
 // file's first bytes, not by its name, and decompressed as a stream through
 // fixed buffers. It is not the log's file-system seam and never writes.
@@ -16,6 +19,8 @@
 
 namespace tokenfeed::text {
 
+class ObjectReader;
+
 enum class Compression : uint8_t { kNone, kGzip, kZstd };
 
 // "none", "gzip", "zstd".
@@ -28,11 +33,16 @@ std::string_view StripCompressionSuffix(std::string_view path);
 
 class ByteSource {
  public:
-  // Opens a regular file. NotFound when it does not exist; IoError when it
-  // cannot be opened or is not a regular file; Corruption when its name ends
+  // Opens a regular file or an "s3://" object. NotFound when it does not
+  // exist; IoError when it cannot be opened or is not a regular file;
+  // Unsupported for an object in a build without S3 support; Corruption when its name ends
   // in .gz / .zst but its first bytes are not that format's magic (an empty
   // .gz is a truncated file, not an empty corpus).
   static Result<std::unique_ptr<ByteSource>> Open(const std::string& path);
+  // Reads an object already opened (ByteSource::Open opens "s3://" URIs
+  // through OpenObject; tests give an ObjectReader of their own), named by
+  // its URI. Errors as for Open.
+  static Result<std::unique_ptr<ByteSource>> FromObject(std::unique_ptr<ObjectReader> object);
   // The process's standard input, uncompressed; named "<stdin>" in errors.
   static std::unique_ptr<ByteSource> OpenStandardInput();
 
@@ -44,7 +54,8 @@ class ByteSource {
   // ended completely; a stream cut short is an error, never a quiet 0.
   virtual Result<size_t> Read(char* dst, size_t n) = 0;
 
-  // Only uncompressed files can seek; compressed ones are skipped by reading.
+  // Only uncompressed files (and objects) can seek; compressed ones are
+  // skipped by reading.
   virtual bool can_seek() const { return false; }
   // Moves to uncompressed offset `offset` (plain files only).
   virtual Status SeekTo(uint64_t offset);

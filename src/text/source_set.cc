@@ -12,7 +12,9 @@
 #include <system_error>
 #include <utility>
 
+#include "text/object_store.h"
 #include "text/path_glob.h"
+#include "text/s3_uri.h"
 
 namespace tokenfeed::text {
 namespace {
@@ -23,8 +25,9 @@ struct Found {
   std::string path;
   std::string resolved;  // ResolvedPath(path): the sort key
   uint64_t size = 0;
-  dev_t device = 0;
-  ino_t inode = 0;
+  // One file reached twice has one identity: "device:inode" for a local
+  // file, the URI for an object.
+  std::string identity;
 };
 
 std::string Normalise(std::string_view spec) {
@@ -40,8 +43,7 @@ Status StatFile(const std::string& path, Found* out) {
   out->path = path;
   out->resolved = ResolvedPath(path);
   out->size = static_cast<uint64_t>(st.st_size);
-  out->device = st.st_dev;
-  out->inode = st.st_ino;
+  out->identity = std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
   return Status::OK();
 }
 
@@ -73,7 +75,57 @@ Status WalkDirectory(const fs::path& dir, std::vector<Found>* out) {
   return Status::OK();
 }
 
+Found FoundObject(ObjectInfo object) {
+  Found f;
+  f.resolved = object.uri;
+  f.identity = object.uri;
+  f.path = std::move(object.uri);
+  f.size = object.size_bytes;
+  return f;
+}
+
+// An "s3://" spec: one object, every object below a prefix (hidden keys
+// passed over, as in a directory), or the objects whose keys match a glob.
+Status ExpandObjectSpec(const std::string& raw, std::vector<Found>* out) {
+  TF_ASSIGN_OR_RETURN(S3Uri uri, ParseS3Uri(raw));
+  if (IsGlob(uri.key)) {
+    S3Uri listed = uri;
+    listed.key = GlobListingPrefix(uri.key);
+    Result<std::vector<ObjectInfo>> below = ListObjects(listed.ToString());
+    if (!below.ok() && !below.status().IsNotFound()) return below.status();
+    size_t before = out->size();
+    if (below.ok()) {
+      const size_t key_start = listed.ToString().size() - listed.key.size();
+      for (ObjectInfo& object : *below) {
+        const std::string_view key = std::string_view(object.uri).substr(key_start);
+        if (MatchGlobPath(uri.key, key)) out->push_back(FoundObject(std::move(object)));
+      }
+    }
+    if (out->size() == before) {
+      return Status::NotFound("input pattern '" + raw + "' matches no object" +
+                              (below.ok() ? "" : " (" + below.status().message() + ")") +
+                              "; check the pattern, the bucket and the endpoint");
+    }
+    return Status::OK();
+  }
+  // Errors name the spec as given.
+  TF_ASSIGN_OR_RETURN(std::vector<ObjectInfo> objects, ListObjects(raw));
+  const size_t before = out->size();
+  const size_t key_start = kS3Scheme.size() + uri.bucket.size() + 1;
+  for (ObjectInfo& object : objects) {
+    // The object named itself is read, hidden or not.
+    const bool named = object.uri == uri.ToString();
+    if (!named && IsHiddenBelow(uri.key, std::string_view(object.uri).substr(key_start))) continue;
+    out->push_back(FoundObject(std::move(object)));
+  }
+  if (out->size() == before) {
+    return Status::NotFound("input prefix '" + raw + "' holds no object (hidden keys are skipped)");
+  }
+  return Status::OK();
+}
+
 Status ExpandSpec(const std::string& raw, std::vector<Found>* out) {
+  if (IsS3Uri(raw)) return ExpandObjectSpec(raw, out);
   std::string spec = Normalise(raw);
   if (IsGlob(spec)) {
     TF_ASSIGN_OR_RETURN(std::vector<std::string> matches, ExpandGlob(spec));
@@ -127,6 +179,7 @@ Status CheckReadable(const std::string& path) {
 }  // namespace
 
 std::string ResolvedPath(const std::string& path) {
+  if (IsS3Uri(path)) return path;  // an object has one name
   std::error_code ec;
   fs::path p = fs::weakly_canonical(fs::absolute(path, ec), ec);
   if (ec) return fs::path(path).lexically_normal().string();
@@ -167,17 +220,20 @@ Result<SourceSet> SourceSet::Expand(const std::vector<std::string>& specs, Shard
   std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) {
     return a.resolved != b.resolved ? a.resolved < b.resolved : a.path < b.path;
   });
-  std::set<std::pair<dev_t, ino_t>> seen;
+  std::set<std::string> seen;
   SourceSet set;
   set.shard_ = shard;
   uint32_t index = 0;
   for (Found& f : found) {
-    if (!seen.insert({f.device, f.inode}).second) continue;
+    if (!seen.insert(f.identity).second) continue;
     if (shard.Contains(index)) set.files_.push_back(SourceFile{std::move(f.path), f.size, index});
     ++index;
   }
   set.total_files_ = index;
-  for (const SourceFile& file : set.files_) TF_RETURN_IF_ERROR(CheckReadable(file.path));
+  // An object's access is checked by its first read, which names it.
+  for (const SourceFile& file : set.files_) {
+    if (!IsS3Uri(file.path)) TF_RETURN_IF_ERROR(CheckReadable(file.path));
+  }
   return set;
 }
 

@@ -1,6 +1,9 @@
 // SourceSet: the ordered, de-duplicated, sharded list of corpus files that
 // an ingest reads. Specs are files, directories (every non-hidden regular
-// file below, recursively) and globs (path_glob.h); the result is sorted by
+// file below, recursively) and globs (path_glob.h), and their counterparts in
+// S3 (s3_uri.h, object_store.h): an object "s3://bucket/key", a prefix (every
+// non-hidden object below it) and a glob over keys, kept as URIs (their
+// resolved path is the URI itself); the result is sorted by
 // the bytes of each file's resolved path (ResolvedPath), whatever the order
 // of the specs and however they are spelled (relative from any directory,
 // absolute, through a link), so two runs over the same tree see the same
@@ -25,14 +28,15 @@ std::string ResolvedPath(const std::string& path);
 
 struct SourceFile {
   std::string path;          // as it will appear in positions and messages (lexically normalised)
-  uint64_t size_bytes = 0;   // on disk, at expansion time
+  uint64_t size_bytes = 0;   // on disk (or stored, for an object), at expansion time
   uint32_t global_index = 0; // index in the full sorted list, before sharding
 };
 
 class SourceSet {
  public:
-  // Expands `specs`. NotFound naming the spec when a path does not exist, or
-  // a directory or glob yields no file; InvalidArgument for a spec that is
+  // Expands `specs`. NotFound naming the spec when a path or object does not
+  // exist, or a directory, prefix or glob yields no file; Unsupported for an
+  // "s3://" spec in a build without the Arrow plugin; InvalidArgument for a spec that is
   // neither a regular file nor a directory (a FIFO, a socket, a device: they
   // cannot be re-read on resume); IoError naming the file when a file of this
   // shard cannot be opened for reading. The same file reached twice (two

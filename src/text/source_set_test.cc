@@ -8,6 +8,7 @@
 
 #include <set>
 
+#include "text/object_store.h"
 #include "text/text_test_files.h"
 
 namespace tokenfeed::text {
@@ -197,6 +198,26 @@ TEST(SourceSetTest, ShardSpecParsing) {
   TempDir dir;
   dir.Write("a.txt", "x");
   EXPECT_FALSE(SourceSet::Expand({dir.path()}, ShardSpec{2, 2}).ok());
+}
+
+TEST(SourceSetTest, S3UrisAreParsedBeforeAnyRequest) {
+  // A malformed URI is refused by its spelling, with or without S3 support.
+  auto bad = SourceSet::Expand({"s3://Not_A_Bucket/a.jsonl"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("'s3://Not_A_Bucket/a.jsonl'"), std::string::npos) << bad.status().ToString();
+  // An object keeps its URI as its resolved path (no working directory).
+  EXPECT_EQ(ResolvedPath("s3://bucket/dir/a.jsonl"), "s3://bucket/dir/a.jsonl");
+}
+
+TEST(SourceSetTest, S3WithoutThePluginIsUnsupportedNamingTheInput) {
+  if (ObjectStoreAvailable()) GTEST_SKIP() << "this build reads S3 (python/tests/test_ingest_s3.py tests it)";
+  auto set = SourceSet::Expand({"s3://corpus/crawl/"});
+  ASSERT_FALSE(set.ok());
+  EXPECT_EQ(set.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(set.status().message().find("'s3://corpus/crawl/': S3 input (s3://) was not built in"),
+            std::string::npos)
+      << set.status().ToString();
 }
 
 }  // namespace
