@@ -194,6 +194,13 @@ def test_jsonl_text_and_compressed_objects_ingest_like_local_files(s3, tmp_path)
     ingest(tmp_path, ["s3://corpus/**/*.txt"], "s3_deep_glob")
     assert {r["source"]["path"] for r in records(f"log:{tmp_path}/s3_deep_glob")} == \
         {"s3://corpus/mixed/sub/d.txt"}
+    # An object whose key is the glob's listing prefix ("mixed" beside
+    # "mixed/..."): the glob still lists below it.
+    s3.put_object(Bucket=BUCKET, Key="mixed", Body=b'{"text": "an object named like the prefix"}\n')
+    ingest(tmp_path, ["s3://corpus/mixed/*.jsonl*"], "s3_glob_beside_object", "--partitions", "2")
+    assert content(records(f"log:{tmp_path}/s3_glob_beside_object")) == \
+        content(records(f"log:{tmp_path}/local_glob"))
+    s3.delete_object(Bucket=BUCKET, Key="mixed")
 
     # Objects and a local file together, and one object named twice, in one
     # run (without deduplication, which would drop the second copies).
@@ -276,6 +283,11 @@ def test_missing_bucket_key_and_endpoint_are_named(s3, tmp_path, monkeypatch):
     s3.put_object(Bucket=BUCKET, Key="there/export.jsonl", Body=sink.getvalue().to_pybytes())
     err, _ = refused(tmp_path, ["s3://corpus/there/export.jsonl"])
     assert "'s3://corpus/there/export.jsonl': a Parquet file (PAR1 at the start and at the end" in err, err
+    # A user name and password in the endpoint URL: refused, and not shown.
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://someone:hunter2@127.0.0.1:9")
+    err, _ = refused(tmp_path, ["s3://corpus/there/a.jsonl"])
+    assert "'s3://corpus/there/a.jsonl': the endpoint in AWS_ENDPOINT_URL holds a user name or password" in err, err
+    assert "hunter2" not in err, err
     # Nothing listens there: bounded retries, then the endpoint is named.
     dead = f"http://127.0.0.1:{free_port()}"
     monkeypatch.setenv("AWS_ENDPOINT_URL", dead)

@@ -11,15 +11,19 @@
 namespace tokenfeed::text::arrow_plugin {
 namespace {
 
+// An object's ranged reads through Arrow's file, and the version it had
+// when opened (CheckUnchanged looks the object up again).
 class ArrowObjectReader final : public ObjectReader {
  public:
-  ArrowObjectReader(std::string uri, std::shared_ptr<arrow::io::RandomAccessFile> file, uint64_t size)
-      : ObjectReader(std::move(uri)), file_(std::move(file)), size_(size) {}
+  ArrowObjectReader(std::string uri, std::shared_ptr<arrow::io::RandomAccessFile> file,
+                    S3ObjectVersion version)
+      : ObjectReader(std::move(uri)), file_(std::move(file)), version_(version) {}
 
   Result<size_t> ReadAt(uint64_t offset, char* dst, size_t n) override {
+    const uint64_t size = version_.size;
     size_t got = 0;
-    while (got < n && offset + got < size_) {
-      const auto want = static_cast<int64_t>(std::min<uint64_t>(n - got, size_ - (offset + got)));
+    while (got < n && offset + got < size) {
+      const auto want = static_cast<int64_t>(std::min<uint64_t>(n - got, size - (offset + got)));
       auto r = file_->ReadAt(static_cast<int64_t>(offset + got), want, dst + got);
       if (!r.ok()) {
         return Status::IoError("'" + uri_ + "': reading " + std::to_string(want) + " bytes at byte offset " +
@@ -31,11 +35,12 @@ class ArrowObjectReader final : public ObjectReader {
     }
     return got;
   }
-  uint64_t size() const override { return size_; }
+  uint64_t size() const override { return version_.size; }
+  Status CheckUnchanged() override { return CheckS3ObjectUnchanged(uri_, version_); }
 
  private:
   std::shared_ptr<arrow::io::RandomAccessFile> file_;
-  uint64_t size_;
+  S3ObjectVersion version_;
 };
 
 }  // namespace
@@ -72,8 +77,9 @@ extern "C" __attribute__((visibility("default"))) tokenfeed::Status tokenfeed_ob
   try {
     std::shared_ptr<arrow::io::RandomAccessFile> file;
     uint64_t size = 0;
-    TF_RETURN_IF_ERROR(arrow_plugin::OpenS3File(uri, &file, &size));
-    *out = std::make_unique<arrow_plugin::ArrowObjectReader>(uri, std::move(file), size);
+    arrow_plugin::S3ObjectVersion version;
+    TF_RETURN_IF_ERROR(arrow_plugin::OpenS3File(uri, &file, &size, &version));
+    *out = std::make_unique<arrow_plugin::ArrowObjectReader>(uri, std::move(file), version);
     return tokenfeed::Status::OK();
   } catch (const std::exception& e) {
     return tokenfeed::Status::IoError("'" + uri + "': opening failed: " + e.what());

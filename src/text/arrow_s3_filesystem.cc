@@ -35,8 +35,9 @@ struct Shared {
   std::mutex mu;
   std::shared_ptr<arrow::fs::FileSystem> fs;
   std::string endpoint;  // for messages: "http://127.0.0.1:9000", or "AWS (region R)"
-  Status error;          // why it could not be made (kept: the environment does not change)
+  Status error;          // why it could not be made, without a URI (kept: the environment does not change)
   bool tried = false;
+  bool initialized_here = false;  // this plugin started Arrow's S3 support (and so finalises it)
 };
 
 Shared& TheShared() {
@@ -44,16 +45,16 @@ Shared& TheShared() {
   return *shared;
 }
 
-Status MakeFileSystem(Shared& s, const std::string& uri) {
+// Errors name no URI: FileSystem adds the one asked for.
+Status MakeFileSystem(Shared& s) {
   arrow::fs::S3GlobalOptions global = arrow::fs::S3GlobalOptions::Defaults();
   if (std::getenv("ARROW_S3_LOG_LEVEL") == nullptr) global.log_level = arrow::fs::S3LogLevel::Fatal;
   // Another user of the same Arrow in this process (pyarrow) may have done it.
   if (!arrow::fs::IsS3Initialized()) {
-    if (arrow::fs::IsS3Finalized()) {
-      return Status::Unavailable("'" + uri + "': S3 was already shut down in this process (at exit)");
-    }
+    if (arrow::fs::IsS3Finalized()) return Status::Unavailable("S3 was already shut down in this process (at exit)");
     arrow::Status init = arrow::fs::InitializeS3(global);
-    if (!init.ok()) return Status::IoError("'" + uri + "': cannot start the S3 client: " + init.ToString());
+    if (!init.ok()) return Status::IoError("cannot start the S3 client: " + init.ToString());
+    s.initialized_here = true;
   }
 
   arrow::fs::S3Options options = arrow::fs::S3Options::Defaults();  // the AWS credentials chain
@@ -62,6 +63,12 @@ Status MakeFileSystem(Shared& s, const std::string& uri) {
   std::string endpoint = Env("AWS_ENDPOINT_URL_S3");
   if (endpoint.empty()) endpoint = Env("AWS_ENDPOINT_URL");
   if (!endpoint.empty()) {
+    // A user name or password in the URL is refused without being shown.
+    if (endpoint.find('@') != std::string::npos) {
+      return Status::InvalidArgument(
+          "the endpoint in AWS_ENDPOINT_URL holds a user name or password ('@'); give SCHEME://HOST[:PORT] "
+          "there and the credentials through AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or a profile");
+    }
     std::string_view rest = endpoint;
     std::string scheme = "https";
     if (const size_t sep = rest.find("://"); sep != std::string_view::npos) {
@@ -69,12 +76,12 @@ Status MakeFileSystem(Shared& s, const std::string& uri) {
       rest.remove_prefix(sep + 3);
     }
     if (scheme != "http" && scheme != "https") {
-      return Status::InvalidArgument("'" + uri + "': the endpoint '" + endpoint +
+      return Status::InvalidArgument("the endpoint '" + endpoint +
                                      "' (AWS_ENDPOINT_URL) is not an http:// or https:// URL");
     }
     while (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
     if (rest.empty() || rest.find('/') != std::string_view::npos) {
-      return Status::InvalidArgument("'" + uri + "': the endpoint '" + endpoint +
+      return Status::InvalidArgument("the endpoint '" + endpoint +
                                      "' (AWS_ENDPOINT_URL) must be SCHEME://HOST[:PORT] without a path");
     }
     options.endpoint_override = std::string(rest);
@@ -91,7 +98,7 @@ Status MakeFileSystem(Shared& s, const std::string& uri) {
   options.connect_timeout = 5;
   options.retry_strategy = std::make_shared<BoundedRetryStrategy>();
   auto made = arrow::fs::S3FileSystem::Make(options);
-  if (!made.ok()) return Status::IoError("'" + uri + "': cannot start the S3 client: " + made.status().ToString());
+  if (!made.ok()) return Status::IoError("cannot start the S3 client: " + made.status().ToString());
   s.fs = *made;
   return Status::OK();
 }
@@ -101,9 +108,9 @@ Result<std::shared_ptr<arrow::fs::FileSystem>> FileSystem(const std::string& uri
   std::lock_guard<std::mutex> lock(s.mu);
   if (!s.tried) {
     s.tried = true;
-    s.error = MakeFileSystem(s, uri);
+    s.error = MakeFileSystem(s);
   }
-  if (!s.error.ok()) return s.error;
+  if (!s.error.ok()) return Status(s.error.code(), "'" + uri + "': " + s.error.message());
   if (!s.fs) return Status::Unavailable("'" + uri + "': S3 was already shut down in this process (at exit)");
   *endpoint = s.endpoint;
   return s.fs;
@@ -147,7 +154,10 @@ void FinalizeS3Client() {
   Shared& s = TheShared();
   std::lock_guard<std::mutex> lock(s.mu);
   s.fs.reset();
-  if (s.tried && arrow::fs::IsS3Initialized()) (void)arrow::fs::EnsureS3Finalized();
+  // Only what this plugin started: pyarrow's own S3 use in the same process
+  // (the same Arrow library) is pyarrow's to end.
+  if (s.initialized_here && arrow::fs::IsS3Initialized()) (void)arrow::fs::EnsureS3Finalized();
+  s.initialized_here = false;
   s.tried = true;  // no client after this
 }
 
@@ -156,16 +166,24 @@ Status ListS3Objects(const std::string& uri, std::vector<ObjectInfo>* out) {
   std::string endpoint;
   TF_ASSIGN_OR_RETURN(std::shared_ptr<arrow::fs::FileSystem> fs, FileSystem(uri, &endpoint));
   const std::string path = ArrowPath(u);
-  auto info = fs->GetFileInfo(path);
-  if (!info.ok()) return FromArrowS3(info.status(), uri, "looking it up", endpoint);
-  switch (info->type()) {
-    case arrow::fs::FileType::File:
+  // "s3://B/K/" asks for the objects below K only, even if K is an object too.
+  const bool below_only = !u.key.empty() && uri.back() == '/';
+  arrow::fs::FileType type = arrow::fs::FileType::Directory;
+  if (!below_only) {
+    auto info = fs->GetFileInfo(path);
+    if (!info.ok()) return FromArrowS3(info.status(), uri, "looking it up", endpoint);
+    type = info->type();
+    if (type == arrow::fs::FileType::File) {
       out->push_back(ObjectInfo{u.ToString(), static_cast<uint64_t>(std::max<int64_t>(info->size(), 0))});
       return Status::OK();
+    }
+  }
+  switch (type) {
     case arrow::fs::FileType::Directory: {
       arrow::fs::FileSelector selector;
       selector.base_dir = path;
       selector.recursive = true;
+      selector.allow_not_found = below_only;
       auto listed = fs->GetFileInfo(selector);
       if (!listed.ok()) return FromArrowS3(listed.status(), uri, "listing the objects below it", endpoint);
       std::vector<ObjectInfo> found;
@@ -185,7 +203,8 @@ Status ListS3Objects(const std::string& uri, std::vector<ObjectInfo>* out) {
   }
 }
 
-Status OpenS3File(const std::string& uri, std::shared_ptr<arrow::io::RandomAccessFile>* file, uint64_t* size) {
+Status OpenS3File(const std::string& uri, std::shared_ptr<arrow::io::RandomAccessFile>* file, uint64_t* size,
+                  S3ObjectVersion* version) {
   TF_ASSIGN_OR_RETURN(S3Uri u, ParseS3Uri(uri));
   std::string endpoint;
   TF_ASSIGN_OR_RETURN(std::shared_ptr<arrow::fs::FileSystem> fs, FileSystem(uri, &endpoint));
@@ -200,6 +219,27 @@ Status OpenS3File(const std::string& uri, std::shared_ptr<arrow::io::RandomAcces
   if (!opened.ok()) return FromArrowS3(opened.status(), uri, "opening it", endpoint);
   *file = *opened;
   *size = static_cast<uint64_t>(std::max<int64_t>(info->size(), 0));
+  if (version != nullptr) *version = S3ObjectVersion{*size, info->mtime().time_since_epoch().count()};
+  return Status::OK();
+}
+
+Status CheckS3ObjectUnchanged(const std::string& uri, const S3ObjectVersion& version) {
+  TF_ASSIGN_OR_RETURN(S3Uri u, ParseS3Uri(uri));
+  std::string endpoint;
+  TF_ASSIGN_OR_RETURN(std::shared_ptr<arrow::fs::FileSystem> fs, FileSystem(uri, &endpoint));
+  auto info = fs->GetFileInfo(ArrowPath(u));
+  if (!info.ok()) return FromArrowS3(info.status(), uri, "looking it up again", endpoint);
+  if (info->type() != arrow::fs::FileType::File) {
+    return Status::IoError("'" + uri + "': the object was deleted from " + endpoint + " while being read");
+  }
+  const auto size = static_cast<uint64_t>(std::max<int64_t>(info->size(), 0));
+  const int64_t modified = info->mtime().time_since_epoch().count();
+  if (size != version.size || modified != version.modified_ns) {
+    return Status::IoError("'" + uri + "': the object changed while being read (" + std::to_string(version.size) +
+                           " bytes when opened, " + std::to_string(size) + " now" +
+                           (modified != version.modified_ns ? ", modified since" : "") +
+                           "); the documents read before this point are those of the version opened");
+  }
   return Status::OK();
 }
 

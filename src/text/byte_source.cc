@@ -85,7 +85,9 @@ class LocalFileInput final : public RawInput {
 
 // An object read front to back in ranged requests (kFirstObjectChunkBytes
 // doubling to kObjectChunkBytes); a read the chunk does not hold fetches the
-// chunk that starts there (a seek costs one request).
+// chunk that starts there (a seek costs one request). After a failed or
+// short request, and once the object's last byte is fetched, it asks
+// whether the object is still the version opened.
 class ObjectChunkInput final : public RawInput {
  public:
   explicit ObjectChunkInput(std::unique_ptr<ObjectReader> reader) : reader_(std::move(reader)) {}
@@ -99,11 +101,22 @@ class ObjectChunkInput final : public RawInput {
         const auto size = static_cast<size_t>(std::min<uint64_t>(next_chunk_, reader_->size() - want));
         next_chunk_ = std::min(next_chunk_ * 2, kObjectChunkBytes);
         if (chunk_.size() < size) chunk_.resize(size);
-        TF_ASSIGN_OR_RETURN(size_t fetched, reader_->ReadAt(want, chunk_.data(), size));
+        Result<size_t> read = reader_->ReadAt(want, chunk_.data(), size);
+        if (!read.ok()) {
+          // A shorter object answers a range past its new end with an error.
+          TF_RETURN_IF_ERROR(reader_->CheckUnchanged());
+          return read.status();
+        }
+        const size_t fetched = *read;
         if (fetched == 0) {
+          TF_RETURN_IF_ERROR(reader_->CheckUnchanged());
           return Status::IoError("'" + reader_->uri() + "': the object ended at byte offset " +
                                  std::to_string(want) + " but its size is " + std::to_string(reader_->size()) +
                                  "; it changed while being read: read it again");
+        }
+        if (want + fetched >= reader_->size() && !end_checked_) {
+          end_checked_ = true;
+          TF_RETURN_IF_ERROR(reader_->CheckUnchanged());
         }
         chunk_at_ = want;
         chunk_len_ = fetched;
@@ -122,6 +135,7 @@ class ObjectChunkInput final : public RawInput {
   uint64_t chunk_at_ = 0;
   size_t chunk_len_ = 0;
   size_t next_chunk_ = kFirstObjectChunkBytes;
+  bool end_checked_ = false;
 };
 
 // read(2) that retries on EINTR; short counts only at the end of the file.

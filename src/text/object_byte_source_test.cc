@@ -25,7 +25,15 @@ struct Request {
 class MemoryObject final : public ObjectReader {
  public:
   MemoryObject(std::string uri, const std::string* data, std::vector<Request>* requests)
-      : ObjectReader(std::move(uri)), data_(data), size_(data->size()), requests_(requests) {}
+      : ObjectReader(std::move(uri)), data_(data), opened_(*data), size_(data->size()), requests_(requests) {}
+
+  // The object as stored changes when `*data_` does (its size or bytes).
+  Status CheckUnchanged() override {
+    ++checks;
+    if (*data_ == opened_) return Status::OK();
+    return Status::IoError("'" + uri_ + "': the object changed while being read");
+  }
+  int checks = 0;
 
   Result<size_t> ReadAt(uint64_t offset, char* dst, size_t n) override {
     requests_->push_back({offset, n});
@@ -38,6 +46,7 @@ class MemoryObject final : public ObjectReader {
 
  private:
   const std::string* data_;
+  const std::string opened_;  // the version opened
   uint64_t size_;  // as listed: the data may shrink after
   std::vector<Request>* requests_;
 };
@@ -134,8 +143,38 @@ TEST(ObjectByteSourceTest, ObjectShorterThanListedIsAnErrorNamingIt) {
   Status s = ReadAll(source->get(), 1 << 16, &got);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.code(), StatusCode::kIoError);
-  EXPECT_NE(s.message().find("'s3://b/a.jsonl': the object ended at byte offset 1048576"), std::string::npos)
+  EXPECT_NE(s.message().find("'s3://b/a.jsonl': the object changed while being read"), std::string::npos)
       << s.ToString();
+}
+
+TEST(ObjectByteSourceTest, AnObjectRewrittenWithTheSameSizeWhileReadIsAnErrorAtItsEnd) {
+  std::string data = Lines(3 * kMiB);
+  std::vector<Request> requests;
+  auto object = std::make_unique<MemoryObject>("s3://b/a.jsonl", &data, &requests);
+  MemoryObject* seen = object.get();
+  auto source = ByteSource::FromObject(std::move(object));
+  ASSERT_TRUE(source.ok());
+  std::string buf(1 << 16, '\0');
+  ASSERT_TRUE((*source)->Read(buf.data(), buf.size()).ok());  // the first chunk, of the version opened
+  data.replace(2 * kMiB, 5, "XXXXX");  // rewritten in place: same size
+  std::string got;
+  Status s = ReadAll(source->get(), 1 << 16, &got);
+  ASSERT_FALSE(s.ok()) << "the change went unseen";
+  EXPECT_NE(s.message().find("changed while being read"), std::string::npos) << s.ToString();
+  EXPECT_EQ(seen->checks, 1);
+}
+
+TEST(ObjectByteSourceTest, AnUnchangedObjectIsCheckedOnceAtItsEnd) {
+  const std::string data = Lines(3 * kMiB);
+  std::vector<Request> requests;
+  auto object = std::make_unique<MemoryObject>("s3://b/a.jsonl", &data, &requests);
+  MemoryObject* seen = object.get();
+  auto source = ByteSource::FromObject(std::move(object));
+  ASSERT_TRUE(source.ok());
+  std::string got;
+  ASSERT_TRUE(ReadAll(source->get(), 1 << 16, &got).ok());
+  EXPECT_EQ(got, data);
+  EXPECT_EQ(seen->checks, 1);
 }
 
 TEST(ObjectByteSourceTest, CompressedNameWithoutMagicIsAnError) {

@@ -39,6 +39,12 @@ class ObjectReader {
   virtual Result<size_t> ReadAt(uint64_t offset, char* dst, size_t n) = 0;
   // The object's size when it was opened.
   virtual uint64_t size() const = 0;
+  // OK while the stored object is still the one opened (same size and
+  // modification time); IoError naming the URI when it changed or was
+  // deleted since. Reads do not pin a version: callers ask after a failed
+  // read and once they reach the end, so that two versions never mix
+  // silently.
+  virtual Status CheckUnchanged() = 0;
   const std::string& uri() const { return uri_; }
 
  protected:
@@ -52,7 +58,8 @@ bool ObjectStoreAvailable();
 
 // What `uri` ("s3://bucket/key", no wildcards) names: the object with that
 // key, else every object whose key lies below "key/" (all of a bucket for
-// "s3://bucket"), sorted by key. NotFound naming the URI (and saying whether
+// "s3://bucket"), sorted by key; with a trailing '/' ("s3://bucket/key/")
+// only the objects below, even when "key" is an object too. NotFound naming the URI (and saying whether
 // the bucket itself is missing) when there is none; IoError for access
 // denied or an endpoint that did not answer after the retries.
 Result<std::vector<ObjectInfo>> ListObjects(const std::string& uri);

@@ -91,7 +91,9 @@ Status ExpandObjectSpec(const std::string& raw, std::vector<Found>* out) {
   if (IsGlob(uri.key)) {
     S3Uri listed = uri;
     listed.key = GlobListingPrefix(uri.key);
-    Result<std::vector<ObjectInfo>> below = ListObjects(listed.ToString());
+    // With a trailing '/': the objects below only, even if an object has
+    // the prefix itself as its key.
+    Result<std::vector<ObjectInfo>> below = ListObjects(listed.ToString() + (listed.key.empty() ? "" : "/"));
     if (!below.ok() && !below.status().IsNotFound()) return below.status();
     size_t before = out->size();
     if (below.ok()) {
