@@ -13,6 +13,7 @@ import pytest
 
 from cli_helpers import cli, deepseek, records, run, run_killed_until_done, write_jsonl
 from conftest import missing
+from table_helpers import fineweb_table, texts_for
 
 try:  # a missing pyarrow fails the tests under TOKENFEED_REQUIRE_REFERENCE=1 (conftest.missing)
     import pyarrow as pa
@@ -33,27 +34,6 @@ def parquet_support(tmp_path):
         missing("the tokenfeed program was built without Parquet support (TOKENFEED_WITH_PARQUET)")
     assert r.returncode == 0, r.stderr
     probe.unlink()
-
-
-def texts_for(n, seed):
-    rng = random.Random(seed)
-    words = ["alpha", "beta", "数据", "管道", "テキスト", "한국어", "données", "🙂", "1234", "x=y+1;", "\n"]
-    return [" ".join(rng.choice(words) for _ in range(rng.randint(1, 60))) + f" #{i}" for i in range(n)]
-
-
-def fineweb_table(texts, start_id=0):
-    n = len(texts)
-    return pa.table({
-        "text": pa.array(texts, pa.string()),
-        "id": [f"<urn:uuid:{start_id + i:08x}>" for i in range(n)],
-        "dump": ["CC-MAIN-2024-10"] * n,
-        "url": [f"https://example.org/{start_id + i}" for i in range(n)],
-        "date": ["2024-02-21T10:00:00Z"] * n,
-        "file_path": ["s3://commoncrawl/crawl-data/x.warc.gz"] * n,
-        "language": ["en"] * n,
-        "language_score": [0.9] * n,
-        "token_count": pa.array(range(start_id, start_id + n), pa.int64()),
-    })
 
 
 def ingest(tmp, inputs, topic, *extra, check=True):

@@ -23,6 +23,7 @@ import pytest
 
 from cli_helpers import cli, deepseek, records, run, run_killed_until_done, write_jsonl
 from conftest import missing
+from table_helpers import fineweb_table, texts_for
 
 try:  # a missing package fails the tests under TOKENFEED_REQUIRE_REFERENCE=1 (conftest.missing)
     import boto3
@@ -128,34 +129,14 @@ def content(recs):
     return [(r["partition"], r["doc_seq"], r["ids"]) for r in recs]
 
 
-def texts_for(n, seed):
-    rng = random.Random(seed)
-    words = ["alpha", "beta", "数据", "管道", "テキスト", "한국어", "données", "🙂", "1234", "x=y+1;"]
-    return [" ".join(rng.choice(words) for _ in range(rng.randint(1, 60))) + f" #{i}" for i in range(n)]
-
-
 def write_zstd(path, data: bytes):
     with pa.CompressedOutputStream(str(path), "zstd") as out:
         out.write(data)
 
 
-def fineweb_table(texts, start_id=0):
-    n = len(texts)
-    return pa.table({
-        "text": pa.array(texts, pa.string()),
-        "id": [f"<urn:uuid:{start_id + i:08x}>" for i in range(n)],
-        "dump": ["CC-MAIN-2024-10"] * n,
-        "url": [f"https://example.org/{start_id + i}" for i in range(n)],
-        "date": ["2024-02-21T10:00:00Z"] * n,
-        "language": ["en"] * n,
-        "language_score": [0.9] * n,
-        "token_count": pa.array(range(start_id, start_id + n), pa.int64()),
-    })
-
-
 def mixed_corpus(d):
     """JSONL plain, gzip and zstd, and text, in one directory (hidden files skipped)."""
-    texts = texts_for(900, seed=21)
+    texts = texts_for(900, seed=21, newlines=False)
     d.mkdir()
     write_jsonl(d / "a.jsonl", texts[:300])
     jsonl = "".join(json.dumps({"text": t}, ensure_ascii=False) + "\n" for t in texts[300:600])
@@ -230,7 +211,7 @@ def test_the_python_api_reads_s3_or_says_it_was_not_built_in(s3, tmp_path):
 
 
 def test_fineweb_parquet_locally_and_from_s3_gives_the_records_of_the_same_jsonl(s3, tmp_path):
-    texts = texts_for(3000, seed=22)
+    texts = texts_for(3000, seed=22, newlines=False)
     pq_dir, js_dir = tmp_path / "in_pq", tmp_path / "in_js"
     pq_dir.mkdir()
     js_dir.mkdir()
@@ -355,7 +336,7 @@ def test_access_denied_is_named_and_not_retried(s3, tmp_path, monkeypatch):
 def test_killed_mid_object_and_resumed_gives_the_same_records(s3, tmp_path, dedup):
     d = tmp_path / "in"
     d.mkdir()
-    texts = texts_for(60000, seed=23)
+    texts = texts_for(60000, seed=23, newlines=False)
     # The plain object spans two 8 MiB ranged reads.
     write_jsonl(d / "big.jsonl", texts[:50000])
     pad = "".join(json.dumps({"text": t, "pad": "p" * 150}, ensure_ascii=False) + "\n" for t in texts[50000:52000])
@@ -391,7 +372,7 @@ def test_parquet_object_killed_mid_file_and_resumed_gives_the_same_records(s3, t
     ranged reads and starts at the row group holding the resume row."""
     d = tmp_path / "in"
     d.mkdir()
-    texts = texts_for(40000, seed=24)
+    texts = texts_for(40000, seed=24, newlines=False)
     pq.write_table(fineweb_table(texts[:30000]), d / "big.parquet", compression="zstd", row_group_size=2500)
     pq.write_table(fineweb_table(texts[30000:], 30000), d / "small.parquet", compression="snappy",
                    row_group_size=1000)
