@@ -273,7 +273,9 @@ TEST(ParquetDocumentsTest, RowsBecomeDocumentsLikeJsonlLines) {
     ReadResult rest = ReadDocuments({a, b}, ReaderOptions{}, r.next[k]);
     std::vector<std::string> want_rest(r.texts.begin() + static_cast<long>(k) + 1, r.texts.end());
     EXPECT_EQ(rest.texts, want_rest) << "after document " << k;
-    if (!rest.sequences.empty()) EXPECT_EQ(rest.sequences.front(), k + 1);
+    if (!rest.sequences.empty()) {
+      EXPECT_EQ(rest.sequences.front(), k + 1);
+    }
   }
   // A resume point as the ingest rebuilds it from a record: the document's own row.
   ResumePoint at{0, 6, 7, 0, 5, a};

@@ -98,7 +98,9 @@ TEST_F(FollowLoaderTest, ABlockNeverWrittenEndsInATimeoutNamingIt) {
   for (int n = 0; n < 1000 && failed.ok(); ++n) {
     auto b = l->Next();
     if (!b.ok()) failed = b.status();
-    if (b.ok()) ASSERT_TRUE(b->has_value()) << "a followed stream does not end";
+    if (b.ok()) {
+      ASSERT_TRUE(b->has_value()) << "a followed stream does not end";
+    }
   }
   ASSERT_FALSE(failed.ok());
   EXPECT_EQ(failed.code(), StatusCode::kTimedOut) << failed.ToString();

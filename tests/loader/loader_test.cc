@@ -760,7 +760,9 @@ TEST_F(LoaderTest, TheMetricsEndpointIsScrapedWhileTheLoaderWorks) {
   for (int i = 0; i < 60; ++i) {
     ASSERT_TRUE(l->Next().ok());
     if (i == 20) state = l->State();
-    if (i == 40) ASSERT_TRUE(l->LoadState(state).ok());
+    if (i == 40) {
+      ASSERT_TRUE(l->LoadState(state).ok());
+    }
   }
   done = true;
   scraper.join();

@@ -45,7 +45,9 @@ inline void WriteBatches(log::TopicDirectory& topic, std::vector<log::BatchBuild
   for (uint32_t p = 0; p < batches.size(); ++p) {
     auto w = topic.OpenWriter(PartitionId(p));
     ASSERT_TRUE(w.ok()) << w.status().ToString();
-    if (!batches[p].empty()) EXPECT_TRUE((*w)->Append(&batches[p]).ok());
+    if (!batches[p].empty()) {
+      EXPECT_TRUE((*w)->Append(&batches[p]).ok());
+    }
     EXPECT_TRUE((*w)->Close().ok());
   }
 }
