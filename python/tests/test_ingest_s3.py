@@ -327,6 +327,12 @@ def test_access_denied_is_named_and_not_retried(s3, tmp_path, monkeypatch):
         assert f"'s3://locked/a.jsonl': looking it up at {locked} failed" in err, err
         assert "access denied: check the credentials" in err, err
         assert took < 30, took
+        # Not retried: the server refused one request (its log has a line per
+        # request; four retries would make five).
+        port = locked.rsplit(":", 1)[1]
+        refusals = [line for line in (tmp_path / f"moto-{port}.log").read_text(errors="replace").splitlines()
+                    if line.rstrip().endswith('" 403 -')]
+        assert len(refusals) == 1, refusals
 
 
 # With deduplication (the default) a resumed run rereads from the start to
