@@ -13,6 +13,8 @@
 namespace tokenfeed::text {
 namespace {
 
+using testing::ReadAll;
+
 using testing::TempDir;
 
 std::string Sample(size_t lines) {
@@ -21,16 +23,6 @@ std::string Sample(size_t lines) {
   return s;
 }
 
-// Reads everything, `piece` bytes at a time; the Status of the first error.
-Status ReadAll(ByteSource* source, size_t piece, std::string* out) {
-  std::string buf(piece, '\0');
-  for (;;) {
-    Result<size_t> n = source->Read(buf.data(), buf.size());
-    if (!n.ok()) return n.status();
-    if (*n == 0) return Status::OK();
-    out->append(buf.data(), *n);
-  }
-}
 
 TEST(ByteSourceTest, PlainGzipAndZstdGiveTheSameBytes) {
   TempDir dir;

@@ -15,6 +15,8 @@
 namespace tokenfeed::text {
 namespace {
 
+using testing::ReadAll;
+
 constexpr size_t kMiB = 1024 * 1024;
 
 struct Request {
@@ -57,15 +59,6 @@ std::string Lines(size_t bytes) {
   return s;
 }
 
-Status ReadAll(ByteSource* source, size_t piece, std::string* out) {
-  std::string buf(piece, '\0');
-  for (;;) {
-    Result<size_t> n = source->Read(buf.data(), buf.size());
-    if (!n.ok()) return n.status();
-    if (*n == 0) return Status::OK();
-    out->append(buf.data(), *n);
-  }
-}
 
 TEST(ObjectByteSourceTest, PlainObjectIsReadInGrowingRangedRequests) {
   const std::string data = Lines(20 * kMiB);

@@ -1,6 +1,7 @@
 // Test fixtures for the text component: a temporary directory removed at the
-// end of the test, and files written plain, gzip- or zstd-compressed through
-// zlib and libzstd (so tests never need the command-line tools).
+// end of the test, files written plain, gzip- or zstd-compressed through
+// zlib and libzstd (so tests never need the command-line tools), and a
+// ByteSource read to its end.
 // Test-only code; not part of tokenfeed_text. Not thread-safe.
 #pragma once
 
@@ -8,7 +9,21 @@
 #include <string>
 #include <string_view>
 
+#include "text/byte_source.h"
+
 namespace tokenfeed::text::testing {
+
+// Reads `source` to its end, `piece` bytes at a time, appending to *out; the
+// Status of the first error.
+inline Status ReadAll(ByteSource* source, size_t piece, std::string* out) {
+  std::string buf(piece, '\0');
+  for (;;) {
+    Result<size_t> n = source->Read(buf.data(), buf.size());
+    if (!n.ok()) return n.status();
+    if (*n == 0) return Status::OK();
+    out->append(buf.data(), *n);
+  }
+}
 
 class TempDir {
  public:
