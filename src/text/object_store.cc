@@ -17,23 +17,27 @@ Status NoObjectStore(const std::string& uri, const std::string& why) {
   return Status::Unsupported("'" + uri + "': S3 input needs the Arrow plugin, but " + why);
 }
 
+// The plugin's entry point `symbol`, or the refusal naming `uri`.
+Result<void*> EntryPoint(const std::string& uri, const char* symbol) {
+  std::string why;
+  void* entry = ArrowPluginBuilt() ? FindArrowPluginSymbol(symbol, &why) : nullptr;
+  if (entry == nullptr) return NoObjectStore(uri, why);
+  return entry;
+}
+
 }  // namespace
 
 bool ObjectStoreAvailable() { return ArrowPluginBuilt(); }
 
 Result<std::vector<ObjectInfo>> ListObjects(const std::string& uri) {
-  std::string why;
-  void* entry = ArrowPluginBuilt() ? FindArrowPluginSymbol(kObjectListSymbol, &why) : nullptr;
-  if (entry == nullptr) return NoObjectStore(uri, why);
+  TF_ASSIGN_OR_RETURN(void* entry, EntryPoint(uri, kObjectListSymbol));
   std::vector<ObjectInfo> objects;
   TF_RETURN_IF_ERROR(reinterpret_cast<ObjectListFunction>(entry)(uri, &objects));
   return objects;
 }
 
 Result<std::unique_ptr<ObjectReader>> OpenObject(const std::string& uri) {
-  std::string why;
-  void* entry = ArrowPluginBuilt() ? FindArrowPluginSymbol(kObjectOpenSymbol, &why) : nullptr;
-  if (entry == nullptr) return NoObjectStore(uri, why);
+  TF_ASSIGN_OR_RETURN(void* entry, EntryPoint(uri, kObjectOpenSymbol));
   std::unique_ptr<ObjectReader> reader;
   TF_RETURN_IF_ERROR(reinterpret_cast<ObjectOpenFunction>(entry)(uri, &reader));
   return reader;
