@@ -24,6 +24,11 @@
 #include "tokenfeed/status.h"
 #include "tokenfeed/topic.h"
 
+// The Arrow C stream interface (a C ABI: arrow.apache.org/docs/format/
+// CStreamInterface.html), defined in src/text/arrow_c_stream.h; callers here
+// only pass a pointer through.
+struct ArrowArrayStream;
+
 namespace tokenfeed::ingest {
 
 enum class PartitionBy { kRoundRobin, kHash };
@@ -92,6 +97,29 @@ struct IngestStats {
 // (stats.stopped_by_strict): the caller reports those. --stats-json is
 // written however the run ends once it has started.
 Result<IngestStats> RunIngest(const IngestOptions& options, const std::atomic<bool>* stop = nullptr);
+
+// The source name an Arrow C stream's documents carry in records and rejects
+// (with the row: line = row index + 1, byte offset = row index).
+inline constexpr const char* kArrowStreamSource = "arrow-stream";
+
+// The same ingest over the rows of an Arrow C stream (record batches another
+// library in this process hands over: pyarrow, polars, DuckDB) instead of
+// options.inputs, which must be empty: one document per row, the text in the
+// string column options.reader.json_field, read in place from the batches
+// (no copy of the texts before cleaning). The stream is taken over at once
+// (stream->release is null on return, whatever happens) and released, with
+// every batch, exactly once before this returns. Its schema is read here (a
+// missing or non-string column is InvalidArgument, before the topic is
+// opened); its batches are read on the ingest's reader thread, so callbacks
+// that need a lock the caller holds (Python's GIL) must take it themselves, and
+// the caller must not hold it while waiting. A batch the producer fails to give
+// or a malformed one ends the reading like a truncated file
+// (stats.incomplete_files; what came before is written). A stream cannot be
+// read again, so a run cannot be resumed: its fingerprint is new each time,
+// and a topic that already holds records is refused as another ingest's.
+// options.shard must be 0/1.
+Result<IngestStats> RunIngestFromArrowStream(const IngestOptions& options, ArrowArrayStream* stream,
+                                             const std::atomic<bool>* stop = nullptr);
 
 // Shuts down what reading inputs from object storage (s3://) started, if
 // anything: Arrow's S3 client, which must not be left to static destructors

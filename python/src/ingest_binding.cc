@@ -3,8 +3,10 @@
 // command-line options (underscores for dashes; the yes/no ones by what they
 // keep: dedup=False for --no-dedup), whose defaults are IngestOptions' own
 // (_ingest_defaults() lists them), each converted here and checked by the
-// parsers and the ingest itself. The run releases the GIL; Ctrl-C stops it
-// as SIGINT stops the command (the topic stays consistent and resumable).
+// parsers and the ingest itself. The documents come from files
+// (_ingest) or from an Arrow C stream's capsule (_ingest_arrow_stream). The
+// run releases the GIL; Ctrl-C stops it as SIGINT stops the command (the
+// topic stays consistent; files resume).
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -201,11 +203,12 @@ nb::dict Defaults() {
 }
 
 // The run on a thread of its own, so that this one can look for Ctrl-C
-// (Python signal handlers run on the main thread, between bytecodes).
-// Returns the statistics as --stats-json writes them.
-std::string Ingest(const std::vector<std::string>& inputs, const std::string& to, const std::string& tokenizer,
-                   const nb::dict& options) {
-  const IngestOptions o = OptionsOf(inputs, to, tokenizer, options);
+// (Python signal handlers run on the main thread, between bytecodes). The
+// GIL is released meanwhile: the run's threads never need it, except an Arrow
+// stream's callbacks, which take it themselves (pyarrow's do). Returns the
+// statistics as --stats-json writes them.
+template <typename RunFunction>
+std::string RunWithCtrlC(RunFunction run_ingest) {
   std::atomic<bool> stop{false};
   std::mutex mu;
   std::condition_variable cv;
@@ -217,7 +220,7 @@ std::string Ingest(const std::vector<std::string>& inputs, const std::string& to
     std::thread run;
     try {
       run = std::thread([&] {
-        Result<ingest::IngestStats> r = ingest::RunIngest(o, &stop);
+        Result<ingest::IngestStats> r = run_ingest(&stop);
         std::lock_guard lock(mu);
         result = std::move(r);
         done = true;
@@ -251,11 +254,35 @@ std::string Ingest(const std::vector<std::string>& inputs, const std::string& to
   return stats.ToJson();
 }
 
+std::string Ingest(const std::vector<std::string>& inputs, const std::string& to, const std::string& tokenizer,
+                   const nb::dict& options) {
+  const IngestOptions o = OptionsOf(inputs, to, tokenizer, options);
+  return RunWithCtrlC([&](const std::atomic<bool>* stop) { return ingest::RunIngest(o, stop); });
+}
+
+// An Arrow C stream handed over as the PyCapsule "arrow_array_stream" that
+// __arrow_c_stream__() returns (the Arrow PyCapsule interface): the ingest
+// takes the stream over from the capsule (whose destructor then finds it
+// released) on the run's thread, and releases it there.
+std::string IngestArrowStream(nb::handle capsule, const std::string& to, const std::string& tokenizer,
+                              const nb::dict& options) {
+  constexpr const char* kCapsuleName = "arrow_array_stream";
+  if (!PyCapsule_IsValid(capsule.ptr(), kCapsuleName)) {
+    throw nb::type_error("expected the PyCapsule named 'arrow_array_stream' that __arrow_c_stream__() returns");
+  }
+  const IngestOptions o = OptionsOf({}, to, tokenizer, options);
+  auto* stream = static_cast<ArrowArrayStream*>(PyCapsule_GetPointer(capsule.ptr(), kCapsuleName));
+  return RunWithCtrlC(
+      [&](const std::atomic<bool>* stop) { return ingest::RunIngestFromArrowStream(o, stream, stop); });
+}
+
 }  // namespace
 
 void RegisterIngest(nb::module_& m) {
   m.def("_ingest_defaults", &Defaults, "The ingest options and their defaults (tokenfeed::ingest::IngestOptions).");
   m.def("_ingest", &Ingest, nb::arg("inputs"), nb::arg("to"), nb::arg("tokenizer"), nb::arg("options"));
+  m.def("_ingest_arrow_stream", &IngestArrowStream, nb::arg("stream"), nb::arg("to"), nb::arg("tokenizer"),
+        nb::arg("options"));
   // While the interpreter still runs, not in static destructors: Arrow's S3
   // client, when an input was in S3 (ingest::ShutdownIngestInputs).
   nb::module_::import_("atexit").attr("register")(nb::cpp_function([] { ingest::ShutdownIngestInputs(); }));

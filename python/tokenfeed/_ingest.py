@@ -95,8 +95,14 @@ def ingest(source: Source, *, to: str, tokenizer: str | os.PathLike[str],
     DataFrame, a DuckDB result): one document per row, the text from the string
     column ``field`` (default ``"text"``; a column name, or a dotted path into
     struct columns), other columns ignored, a null text a ``missing_field`` drop.
-    It is read batch by batch through the Arrow C stream interface (pyarrow must
-    be installed) and spooled like documents given as ``str``.
+    The stream's capsule goes to the native ingest, which reads the batches in
+    place (no copy of the texts, no pyarrow needed: polars alone works); its
+    records name the source ``arrow-stream`` and the row (line: row index + 1).
+    A stream cannot be read again, so such a run cannot be resumed: a second call
+    to the same topic is refused as another ingest's. A batch the producer
+    fails to give (a generator behind a ``RecordBatchReader`` raising) or a
+    malformed one ends the reading like a damaged file: ``StorageError`` with
+    ``.stats``, what came before written.
 
     Documents given as ``str`` are written to a temporary JSONL file first, which
     the records then name as their source; such a run cannot be resumed (a second
@@ -143,63 +149,14 @@ def ingest(source: Source, *, to: str, tokenizer: str | os.PathLike[str],
         return _run([path], to, tokenizer, {**options, "format": "jsonl"})
 
 
-def _arrow_text_column(batch: Any, field: str, pa: Any) -> Any:
-    """The string array of ``field`` in one record batch: a column of that
-    name first (dots allowed), else a dotted path into struct columns."""
-    names = batch.schema.names
-    if field in names:
-        column = batch.column(field)
-        where = field
-    else:
-        parts = field.split(".")
-        if parts[0] not in names:
-            raise InvalidArgumentError(f"the Arrow stream has no column '{field}' (its columns: "
-                                       f"{', '.join(names) or 'none'}); give the text column with field=")
-        column, where = batch.column(parts[0]), parts[0]
-        for part in parts[1:]:
-            if not pa.types.is_struct(column.type):
-                raise InvalidArgumentError(f"the Arrow stream's column '{field}': '{where}' is {column.type}, "
-                                           f"not a struct with a field '{part}'")
-            if column.type.get_field_index(part) < 0:
-                raise InvalidArgumentError(
-                    f"the Arrow stream has no column '{field}' ('{where}' has the fields: "
-                    f"{', '.join(column.type.field(i).name for i in range(column.type.num_fields))})")
-            # flatten(): a null struct makes its fields null too.
-            column = column.flatten()[column.type.get_field_index(part)]
-            where += "." + part
-    if pa.types.is_dictionary(column.type) and _is_string(column.type.value_type, pa):
-        column = column.cast(column.type.value_type)
-    if not _is_string(column.type, pa):
-        raise InvalidArgumentError(f"the Arrow stream's column '{field}' is {column.type}, not a string column; "
-                                   "give the text column with field=")
-    return column
-
-
-def _is_string(t: Any, pa: Any) -> bool:
-    return pa.types.is_string(t) or pa.types.is_large_string(t) or getattr(pa.types, "is_string_view",
-                                                                             lambda _: False)(t)
-
-
 def _ingest_arrow_stream(source: Any, to: str, tokenizer: str, options: dict[str, Any]) -> IngestStats:
-    try:
-        import pyarrow as pa
-    except ImportError:
-        raise TypeError("an Arrow stream source (__arrow_c_stream__) needs pyarrow: pip install pyarrow") from None
-    field = _text_argument(options.get("field", "text"), "field")
     given = [k for k in ("format", "text_mode") if k in options]
     if given:
         raise TypeError(f"{given[0]}= applies to files; an Arrow stream is read row by row")
-    reader = pa.RecordBatchReader.from_stream(source)
-    with tempfile.TemporaryDirectory(prefix="tokenfeed-ingest-") as spool:
-        path = os.path.join(spool, "documents.jsonl")
-        with open(path, "w", encoding="utf-8", errors="surrogatepass") as f:
-            for batch in reader:
-                for text in _arrow_text_column(batch, field, pa).to_pylist():
-                    # A null text: an object without the field, a missing_field drop.
-                    f.write("{}" if text is None else json.dumps({"text": text}, ensure_ascii=False))
-                    f.write("\n")
-        rest = {k: v for k, v in options.items() if k != "field"}
-        return _run([path], to, tokenizer, {**rest, "format": "jsonl"})
+    # The capsule hands the stream itself to the native ingest, which reads the
+    # batches in place: no pyarrow needed, nothing copied here.
+    capsule = source.__arrow_c_stream__()
+    return _checked(json.loads(_ext._ingest_arrow_stream(capsule, to, tokenizer, options)))
 
 
 def _text_argument(value: Any, name: str) -> str:
@@ -212,7 +169,12 @@ def _run(inputs: list[str], to: str, tokenizer: str, options: dict[str, Any]) ->
     for key in ("rejects", "stats_json"):
         if key in options and isinstance(options[key], os.PathLike):
             options = {**options, key: os.fspath(options[key])}
-    stats: IngestStats = json.loads(_ext._ingest(inputs, to, tokenizer, options))
+    return _checked(json.loads(_ext._ingest(inputs, to, tokenizer, options)))
+
+
+def _checked(stats: IngestStats) -> IngestStats:
+    """The statistics of a run that ended; raised with them as ``.stats`` when
+    it refused input (strict=True stopped it, an input was not read to the end)."""
     failure: Exception | None = None
     if "stopped_by_strict" in stats:
         failure = InvalidArgumentError(f"{stats['stopped_by_strict']}; the documents before it were written (fix "

@@ -21,6 +21,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <system_error>
 #include <thread>
 
@@ -33,6 +34,7 @@
 #include "ingest/progress_reporter.h"
 #include "ingest/record_attributes.h"
 #include "ingest/resume_plan.h"
+#include "text/arrow_stream_text_column.h"
 #include "text/binary_input.h"
 #include "text/cleaner.h"
 #include "text/content_dedup.h"
@@ -159,11 +161,12 @@ Result<uint64_t> HashFile(const std::string& path) {
 }
 
 // Everything that changes which records the run writes, and where.
-std::string Fingerprint(const IngestOptions& o, uint64_t tokenizer_hash, const text::SourceSet& sources,
+// `source_ids`: the inputs as resuming compares them (ComparablePath: the
+// same files however they were named), or a stream's name with a nonce.
+std::string Fingerprint(const IngestOptions& o, uint64_t tokenizer_hash, const std::vector<std::string>& source_ids,
                         uint32_t partitions) {
   std::string s = "tokenfeed-ingest-v1\n" + Hex64(tokenizer_hash) + "\n";
-  // The same files however they were named (relative, absolute, a link).
-  for (const auto& f : sources.files()) s += ComparablePath(f.path) + "\n";
+  for (const auto& id : source_ids) s += id + "\n";
   auto add = [&](auto v) { s += std::to_string(v) + ","; };
   add(o.document.add_bos);
   add(o.document.add_eos);
@@ -190,15 +193,34 @@ std::string Fingerprint(const IngestOptions& o, uint64_t tokenizer_hash, const t
 
 class Ingest {
  public:
-  Ingest(const IngestOptions& options, const std::atomic<bool>* stop) : o_(options), stop_(stop) {}
+  // `stream`: the documents come from this Arrow stream's column (already
+  // open), not from options.inputs.
+  Ingest(const IngestOptions& options, const std::atomic<bool>* stop,
+         std::unique_ptr<text::ArrowStreamTextColumn> stream = nullptr)
+      : o_(options), stop_(stop), stream_(std::move(stream)) {}
 
   Result<IngestStats> Run() {
     const auto started = Clock::now();
-    TF_ASSIGN_OR_RETURN(sources_, text::SourceSet::Expand(o_.inputs, o_.shard));
-    // Every input is looked at before anything else happens, so that a file
-    // that is not text stops the run before a record (or the topic) exists.
-    if (Status s = text::CheckTextInputs(sources_, o_.reader.format); !s.ok()) {
-      return Status(s.code(), s.message() + "\nNothing was read or written.");
+    std::vector<std::string> source_ids;
+    if (stream_) {
+      sources_ = text::SourceSet::FromNames({kArrowStreamSource});
+      record_paths_ = {kArrowStreamSource};
+      // A stream is not read again, so nothing can show that a later call
+      // gives the same rows: each run is its own (a topic holding another
+      // run's records refuses it) rather than a resume that would skip rows.
+      source_ids = {std::string(kArrowStreamSource) + " " + Hex64(std::random_device{}()) +
+                    Hex64(static_cast<uint64_t>(Clock::now().time_since_epoch().count()))};
+    } else {
+      TF_ASSIGN_OR_RETURN(sources_, text::SourceSet::Expand(o_.inputs, o_.shard));
+      // Every input is looked at before anything else happens, so that a file
+      // that is not text stops the run before a record (or the topic) exists.
+      if (Status s = text::CheckTextInputs(sources_, o_.reader.format); !s.ok()) {
+        return Status(s.code(), s.message() + "\nNothing was read or written.");
+      }
+      for (const auto& f : sources_.files()) {
+        source_ids.push_back(ComparablePath(f.path));
+        record_paths_.push_back(source_ids.back());
+      }
     }
     TF_ASSIGN_OR_RETURN(cleaner_, text::Cleaner::Create(o_.clean));
     TF_ASSIGN_OR_RETURN(std::shared_ptr<const Tokenizer> tokenizer, Tokenizer::FromFile(o_.tokenizer_path));
@@ -223,7 +245,7 @@ class Ingest {
     TF_ASSIGN_OR_RETURN(writer_, topic::OpenTopicWriter(o_.to_uri, wc, owned));
     stats_.recovered = writer_->RecoveryNotes();
     owned_ = owned;
-    fingerprint_ = Fingerprint(o_, tokenizer_hash, sources_, writer_->partition_count());
+    fingerprint_ = Fingerprint(o_, tokenizer_hash, source_ids, writer_->partition_count());
     TF_ASSIGN_OR_RETURN(plan_, PlanResume(*writer_, owned_, {fingerprint_}, sources_));
     stats_.resumed = !plan_.fresh;
     stats_.files = sources_.files().size();
@@ -232,11 +254,8 @@ class Ingest {
       rejects_ = std::fopen(o_.rejects_path.c_str(), "wb");
       if (!rejects_) return Status::FromErrno(errno, "cannot create the rejects file", o_.rejects_path);
     }
-    uint64_t total_bytes = 0;
-    for (const auto& f : sources_.files()) {
-      total_bytes += f.size_bytes;
-      record_paths_.push_back(ComparablePath(f.path));
-    }
+    uint64_t total_bytes = 0;  // a stream's size is not known ahead
+    for (const auto& f : sources_.files()) total_bytes += f.size_bytes;
     progress_ = std::make_unique<ProgressReporter>(o_.progress, total_bytes);
 
     unsigned threads = o_.threads > 0 ? static_cast<unsigned>(o_.threads)
@@ -353,7 +372,9 @@ class Ingest {
     text::ResumePoint start;
     if (!plan_.fresh && !o_.dedup && plan_.start) start = *plan_.start;
     stats_.resumed_from_sequence = plan_.start ? plan_.start_sequence : 0;
-    TF_ASSIGN_OR_RETURN(auto reader, text::DocumentReader::Open(sources_, o_.reader, start));
+    TF_ASSIGN_OR_RETURN(auto reader, stream_ ? text::DocumentReader::OpenColumn(std::move(stream_), kArrowStreamSource,
+                                                                                 o_.reader)
+                                             : text::DocumentReader::Open(sources_, o_.reader, start));
     text::DedupSet dedup;
     std::string scratch;
     while (true) {
@@ -558,6 +579,7 @@ class Ingest {
 
   const IngestOptions& o_;
   const std::atomic<bool>* stop_;
+  std::unique_ptr<text::ArrowStreamTextColumn> stream_;  // until the reader takes it
   text::SourceSet sources_;
   text::Cleaner cleaner_ = text::Cleaner::Create({}).value();
   std::optional<document::DocumentEncoder> encoder_;  // set before any thread starts
@@ -590,6 +612,23 @@ Result<IngestStats> RunIngest(const IngestOptions& options, const std::atomic<bo
   if (options.to_uri.empty()) return Status::InvalidArgument("no destination topic (--to URI)");
   if (options.inputs.empty()) return Status::InvalidArgument("no input (--input PATH...)");
   return Ingest(options, stop).Run();
+}
+
+Result<IngestStats> RunIngestFromArrowStream(const IngestOptions& options, ArrowArrayStream* stream,
+                                             const std::atomic<bool>* stop) {
+  // Taken over first, so that every return below releases it.
+  auto column = text::ArrowStreamTextColumn::Open(stream, options.reader.json_field, kArrowStreamSource);
+  if (options.to_uri.empty()) return Status::InvalidArgument("no destination topic (--to URI)");
+  if (!options.inputs.empty()) {
+    return Status::InvalidArgument("an ingest reads an Arrow stream or input files, not both");
+  }
+  if (options.shard.count != 1) {
+    return Status::InvalidArgument("shard " + options.shard.ToString() +
+                                   ": an Arrow stream is one input, which is not split among shards; give each "
+                                   "process its own stream and topic");
+  }
+  if (!column.ok()) return column.status();
+  return Ingest(options, stop, std::move(*column)).Run();
 }
 
 void ShutdownIngestInputs() { text::FinalizeObjectStore(); }

@@ -133,6 +133,15 @@ Result<std::unique_ptr<DocumentReader>> DocumentReader::Open(SourceSet sources, 
   return std::unique_ptr<DocumentReader>(new DocumentReader(std::move(sources), std::move(options), std::move(start)));
 }
 
+Result<std::unique_ptr<DocumentReader>> DocumentReader::OpenColumn(std::unique_ptr<TableTextColumn> column,
+                                                                   std::string name, ReaderOptions options) {
+  if (column == nullptr) return Status::InvalidArgument("no table column to read");
+  // The options are checked as for files; the format and text mode do not apply.
+  TF_ASSIGN_OR_RETURN(auto reader, Open(SourceSet::FromNames({std::move(name)}), std::move(options)));
+  reader->open_column_ = std::move(column);
+  return reader;
+}
+
 DocumentReader::DocumentReader(SourceSet sources, ReaderOptions options, ResumePoint start)
     : sources_(std::move(sources)),
       options_(std::move(options)),
@@ -150,6 +159,7 @@ size_t DocumentReader::max_buffer_bytes() const {
 }
 
 Status DocumentReader::OpenFile() {
+  if (open_column_) return OpenTableFile(InputFormat::kArrow);
   const SourceFile& file = sources_.files()[file_index_];
   const InputFormat format = FormatForPath(file.path, options_.format);
   if (format == InputFormat::kParquet || format == InputFormat::kArrow) return OpenTableFile(format);
@@ -193,6 +203,11 @@ Status DocumentReader::OpenTableFile(InputFormat format) {
     state->ordinal = start_.ordinal;
     state->last_line = start_.line - 1;
     state->resumed = first_row != 0;
+  }
+  if (open_column_) {
+    state->table = std::move(open_column_);
+    file_ = std::move(state);
+    return Status::OK();
   }
   const TableFormat table = format == InputFormat::kParquet ? TableFormat::kParquet : TableFormat::kArrowIpc;
   TF_ASSIGN_OR_RETURN(state->table, TableTextColumn::Open(file.path, table, options_.json_field, first_row));

@@ -24,6 +24,7 @@
 namespace tokenfeed::text {
 
 class JsonTextField;
+class TableTextColumn;
 
 // Where reading starts. The default is the beginning of the first file. To
 // resume, pass the `next` of the last document already consumed: reading
@@ -94,6 +95,11 @@ class DocumentReader {
   // are opened lazily, so problems with them come from Next.
   static Result<std::unique_ptr<DocumentReader>> Open(SourceSet sources, ReaderOptions options,
                                                       ResumePoint start = {});
+  // A reader of one table column that is already open (an Arrow C stream:
+  // ArrowStreamTextColumn) as its one source, named `name` in positions and
+  // messages. It starts at the column's start: a stream cannot be resumed.
+  static Result<std::unique_ptr<DocumentReader>> OpenColumn(std::unique_ptr<TableTextColumn> column,
+                                                            std::string name, ReaderOptions options);
   ~DocumentReader();
   DocumentReader(const DocumentReader&) = delete;
   DocumentReader& operator=(const DocumentReader&) = delete;
@@ -154,6 +160,7 @@ class DocumentReader {
   uint64_t sequence_;
   std::unique_ptr<FileState> file_;
   std::unique_ptr<JsonTextField> json_;
+  std::unique_ptr<TableTextColumn> open_column_;  // OpenColumn's, until it is read as file 0
   OpenDocument doc_;
   std::string repaired_;  // a document after U+FFFD repair
   std::string padded_;    // a repaired JSONL line with the parser's padding

@@ -239,6 +239,15 @@ Result<SourceSet> SourceSet::Expand(const std::vector<std::string>& specs, Shard
   return set;
 }
 
+SourceSet SourceSet::FromNames(std::vector<std::string> names) {
+  SourceSet set;
+  for (std::string& n : names) {
+    set.files_.push_back(SourceFile{std::move(n), 0, static_cast<uint32_t>(set.files_.size())});
+  }
+  set.total_files_ = set.files_.size();
+  return set;
+}
+
 SourceSet SourceSet::FromPaths(std::vector<std::string> paths) {
   SourceSet set;
   for (std::string& p : paths) {

@@ -46,6 +46,9 @@ class SourceSet {
 
   // A set from paths already known, in the order given (tests, tools).
   static SourceSet FromPaths(std::vector<std::string> paths);
+  // A set of sources that are not files (an Arrow C stream), by the names
+  // their documents' positions give; nothing is looked up, sizes are 0.
+  static SourceSet FromNames(std::vector<std::string> names);
 
   // This shard's files, in order. A shard can be empty when there are fewer
   // files than shards.
