@@ -153,40 +153,7 @@ def _pyarrow():
     return pyarrow
 
 
-def test_an_arrow_stream_gives_the_same_records_as_the_same_documents(tmp_path):
-    pa = _pyarrow()
-    docs = texts()
-    table = pa.table({"id": list(range(len(docs))), "text": docs, "meta": [{"body": d} for d in docs]})
-    want = tokenfeed.ingest(iter(docs), to=f"log:{tmp_path}/iter", tokenizer=deepseek(), partitions=2,
-                            progress="never")
-    assert want["documents_written"] == len(docs)
-    expected = [(r["partition"], r["ids"], r["doc_seq"]) for r in records(f"log:{tmp_path}/iter")]
-    # A Table, a RecordBatchReader of small batches, and a nested field.
-    sources = [("table", table, {}),
-               ("reader", pa.RecordBatchReader.from_batches(table.schema, table.to_batches(max_chunksize=7)), {}),
-               ("nested", table, {"field": "meta.body"}),
-               ("large", table.cast(pa.schema([("id", pa.int64()), ("text", pa.large_string()),
-                                              ("meta", table.schema.field("meta").type)])), {})]
-    for name, source, extra in sources:
-        stats = tokenfeed.ingest(source, to=f"log:{tmp_path}/{name}", tokenizer=deepseek(), partitions=2,
-                                 progress="never", **extra)
-        assert stats["documents_written"] == len(docs), name
-        assert [(r["partition"], r["ids"], r["doc_seq"]) for r in records(f"log:{tmp_path}/{name}")] == expected, name
-
-
-def test_an_arrow_stream_with_nulls_and_bad_columns(tmp_path):
-    pa = _pyarrow()
-    table = pa.table({"text": ["one", None, "three"], "n": [1, 2, 3]})
-    stats = tokenfeed.ingest(table, to=f"log:{tmp_path}/t", tokenizer=deepseek(), progress="never")
-    assert stats["documents_written"] == 2 and stats["dropped_by_reason"]["missing_field"] == 1
-    with pytest.raises(tokenfeed.InvalidArgumentError, match=r"has no column 'body' \(its columns: text, n\)"):
-        tokenfeed.ingest(table, to=f"log:{tmp_path}/u", tokenizer=deepseek(), field="body", progress="never")
-    with pytest.raises(tokenfeed.InvalidArgumentError, match="column 'n' is int64, not a string column"):
-        tokenfeed.ingest(table, to=f"log:{tmp_path}/u", tokenizer=deepseek(), field="n", progress="never")
-    with pytest.raises(tokenfeed.InvalidArgumentError, match="'n' is int64, not a struct with a field 'x'"):
-        tokenfeed.ingest(table, to=f"log:{tmp_path}/u", tokenizer=deepseek(), field="n.x", progress="never")
-    with pytest.raises(TypeError, match="text_mode= applies to files"):
-        tokenfeed.ingest(table, to=f"log:{tmp_path}/u", tokenizer=deepseek(), text_mode="line")
+# Arrow streams (__arrow_c_stream__): test_ingest_arrow_stream.py.
 
 
 def test_a_parquet_file_is_read_or_refused_as_not_built_in(tmp_path):

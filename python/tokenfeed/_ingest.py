@@ -156,7 +156,7 @@ def _ingest_arrow_stream(source: Any, to: str, tokenizer: str, options: dict[str
     # The capsule hands the stream itself to the native ingest, which reads the
     # batches in place: no pyarrow needed, nothing copied here.
     capsule = source.__arrow_c_stream__()
-    return _checked(json.loads(_ext._ingest_arrow_stream(capsule, to, tokenizer, options)))
+    return _checked(json.loads(_ext._ingest_arrow_stream(capsule, to, tokenizer, _paths_as_str(options))))
 
 
 def _text_argument(value: Any, name: str) -> str:
@@ -165,11 +165,15 @@ def _text_argument(value: Any, name: str) -> str:
     return value
 
 
-def _run(inputs: list[str], to: str, tokenizer: str, options: dict[str, Any]) -> IngestStats:
+def _paths_as_str(options: dict[str, Any]) -> dict[str, Any]:
     for key in ("rejects", "stats_json"):
         if key in options and isinstance(options[key], os.PathLike):
             options = {**options, key: os.fspath(options[key])}
-    return _checked(json.loads(_ext._ingest(inputs, to, tokenizer, options)))
+    return options
+
+
+def _run(inputs: list[str], to: str, tokenizer: str, options: dict[str, Any]) -> IngestStats:
+    return _checked(json.loads(_ext._ingest(inputs, to, tokenizer, _paths_as_str(options))))
 
 
 def _checked(stats: IngestStats) -> IngestStats:
