@@ -34,7 +34,7 @@ class IngestOptions(TypedDict, total=False):
     keep_special_tokens: bool
     format: str  # "auto", "jsonl", "text", "parquet" or "arrow" (files only)
     text_mode: str  # "line", "paragraph" or "file" (files only)
-    field: str  # files only
+    field: str  # files and Arrow streams
     utf8: str  # "replace" or "reject"
     max_doc_bytes: int
     min_chars: int
@@ -95,8 +95,8 @@ def ingest(source: Source, *, to: str, tokenizer: str | os.PathLike[str],
     DataFrame, a DuckDB result): one document per row, the text from the string
     column ``field`` (default ``"text"``; a column name, or a dotted path into
     struct columns), other columns ignored, a null text a ``missing_field`` drop.
-    The stream's capsule goes to the native ingest, which reads the batches in
-    place (no copy of the texts, no pyarrow needed: polars alone works); its
+    The stream's capsule goes to the native ingest, which reads the texts in
+    place in the batches (no spool file, no pyarrow needed: polars alone works); its
     records name the source ``arrow-stream`` and the row (line: row index + 1).
     A stream cannot be read again, so such a run cannot be resumed: a second call
     to the same topic is refused as another ingest's. A batch the producer
