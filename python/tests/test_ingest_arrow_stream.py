@@ -62,6 +62,10 @@ def sources(docs):
                        "text": pa.array(["before"] * 13 + docs + ["after"] * 7, pa.string())})
     nested = pa.table({"meta": pa.StructArray.from_arrays(
         [pa.array(range(n)), pa.StructArray.from_arrays([text], names=["body"])], names=["n", "inner"])})
+    padded_text = padded.column("text").combine_chunks()
+    # Sliced structs: the offsets are on the struct arrays, not on the strings.
+    nested_padded = pa.table({"meta": pa.StructArray.from_arrays(
+        [pa.array(range(n + 20)), pa.StructArray.from_arrays([padded_text], names=["body"])], names=["n", "inner"])})
     return [
         ("table", table, {}),
         ("chunks", chunked, {}),
@@ -74,6 +78,7 @@ def sources(docs):
         ("sliced_reader", pa.RecordBatchReader.from_batches(
             padded.schema, [b.slice(0) for b in padded.slice(13, n).to_batches(max_chunksize=40)]), {}),
         ("nested", nested, {"field": "meta.inner.body"}),
+        ("nested_sliced", nested_padded.slice(13, n), {"field": "meta.inner.body"}),
         ("protocol_only", OnlyTheProtocol(table), {}),
     ]
 
