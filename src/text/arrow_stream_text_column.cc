@@ -129,13 +129,18 @@ struct ArrowStreamTextColumn::StringValues {
 
   bool Valid(int64_t slot) const { return validity == nullptr || BitSet(validity, slot); }
 
+  // An empty text may have no data buffer to point into.
+  std::string_view Slice(int64_t begin, int64_t end) const {
+    return end == begin ? std::string_view() : std::string_view(data + begin, static_cast<size_t>(end - begin));
+  }
+
   // The hot path: one value, already checked by CheckStringArray.
   std::string_view At(int64_t slot) const {
     switch (kind) {
       case kUtf8:
-        return {data + offsets32[slot], static_cast<size_t>(offsets32[slot + 1] - offsets32[slot])};
+        return Slice(offsets32[slot], offsets32[slot + 1]);
       case kLargeUtf8:
-        return {data + offsets64[slot], static_cast<size_t>(offsets64[slot + 1] - offsets64[slot])};
+        return Slice(offsets64[slot], offsets64[slot + 1]);
       case kView:
         break;
     }
@@ -437,8 +442,7 @@ Result<bool> ArrowStreamTextColumn::NextBatch() {
     ArrowArray next{};
     const int rc = stream_.get_next(&stream_, &next);
     if (rc != 0) {
-      done_ = true;
-      if (next.release != nullptr) next.release(&next);
+      done_ = true;  // `next` is not valid after an error: nothing to release
       const char* why = stream_.get_last_error(&stream_);
       return Status::IoError("'" + name_ + "': the producer failed to give batch " + std::to_string(batches_) +
                              " (error " + std::to_string(rc) + ": " + (why ? why : "no message") + ")");

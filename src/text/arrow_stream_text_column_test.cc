@@ -323,6 +323,18 @@ TEST_F(ArrowStreamTextColumnTest, ReadsEveryBatchWithNullsAsViews) {
   ExpectAllReleased();
 }
 
+TEST_F(ArrowStreamTextColumnTest, EmptyTextsNeedNoDataBuffer) {
+  auto text = Utf8({"", ""});
+  text->buffers[2] = nullptr;
+  std::vector<int32_t> fives{5, 5, 5};  // equal offsets that do not start at 0
+  text->buffers[1] = text->Add(fives);
+  auto c = Open(TextSchema(), Batches(Batch(2, Int64s(2), std::move(text))));
+  ASSERT_TRUE(c.ok());
+  Texts got;
+  ASSERT_TRUE(ReadAll(**c, &got).ok());
+  EXPECT_EQ(got, (Texts{"", ""}));
+}
+
 TEST_F(ArrowStreamTextColumnTest, LargeUtf8AndStringView) {
   const Texts texts{"short", std::nullopt, "a text longer than twelve bytes", "exactly12byt", "another long one!!"};
   for (const std::string format : {"U", "vu"}) {
