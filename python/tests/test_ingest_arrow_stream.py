@@ -190,3 +190,23 @@ def test_ctrl_c_while_a_generator_feeds_the_stream(tmp_path):
     assert "KeyboardInterrupt" in p.stderr, p.stderr[-2000:]
     seqs = sorted(r["doc_seq"] for r in records(uri))
     assert 0 < len(seqs) < 500_000 and seqs == list(range(len(seqs)))
+
+
+def test_a_polars_frame_without_pyarrow(tmp_path, docs, from_jsonl):
+    """polars exports string_view columns through its own C stream; pyarrow is
+    never imported (the run is in a process of its own to show it)."""
+    pytest.importorskip("polars")
+    import subprocess
+    import sys
+
+    src = write_jsonl(tmp_path / "docs.jsonl", docs)
+    script = ("import json, sys, polars as pl, tokenfeed\n"
+              "df = pl.read_ndjson(sys.argv[1]).with_row_index('id')\n"
+              "stats = tokenfeed.ingest(df, to=sys.argv[2], tokenizer=sys.argv[3], partitions=3, progress='never')\n"
+              "print(json.dumps({'written': stats['documents_written'], 'pyarrow': 'pyarrow' in sys.modules}))\n")
+    uri = f"log:{tmp_path}/t"
+    p = subprocess.run([sys.executable, "-c", script, str(src), uri, deepseek()], capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert json.loads(p.stdout.strip().splitlines()[-1]) == {"written": len(docs), "pyarrow": False}
+    assert _key(records(uri)) == from_jsonl
