@@ -23,4 +23,12 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r python/requirements-dev.txt
   echo "$want" >"$stamp"
 fi
+# The wheel test (python/tests/test_pip_install.py) installs `tokenfeed[parquet]`
+# into a fresh virtual environment from local files only: the pyarrow wheel
+# of the pin above, downloaded once into .cache/wheels.
+pyarrow_pin="$(grep -o '^pyarrow==[0-9.]*' python/requirements-dev.txt)"
+if ! ls .cache/wheels/"${pyarrow_pin/==/-}"-*.whl >/dev/null 2>&1; then
+  "$venv/bin/python" -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
+    -d .cache/wheels "$pyarrow_pin"
+fi
 echo "setup: ready (virtual environment in .venv)"
