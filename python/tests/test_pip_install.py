@@ -327,16 +327,20 @@ def test_without_pyarrow_parquet_and_s3_are_refused_naming_the_extra(installed, 
     env = clean_environment(venv, tmp_path)
     pq_dir, js_dir = fineweb_corpus(tmp_path / "in", texts_for(40, seed=30))
     parquet = pq_dir / "a.parquet"
-    # A Parquet file is an input that cannot be read (exit 3, the others are
-    # read); an s3:// input cannot even be listed (exit 1).
-    for source, status in ((parquet, 3), ("s3://corpus/crawl/", 1)):
-        r = run_command(venv, env, "ingest", "--tokenizer", deepseek(), "--input", source, "--to",
+    # Refused before anything is written, even beside JSONL that could be read.
+    for source in ([js_dir, parquet], ["s3://corpus/crawl/"]):
+        r = run_command(venv, env, "ingest", "--tokenizer", deepseek(), "--input", *source, "--to",
                         f"log:{tmp_path}/topics/refused", "--progress", "never")
-        assert r.returncode == status, (r.returncode, r.stderr)
+        assert r.returncode == 1, (r.returncode, r.stderr)
         assert NEEDS_PYARROW in r.stderr, r.stderr
         assert ".so.2500: cannot open shared object file" in r.stderr, r.stderr  # the dynamic loader's word
+        assert not (tmp_path / "topics" / "refused").exists()
+    assert f"input '{parquet}': {NEEDS_PYARROW}" in run_command(
+        venv, env, "ingest", "--tokenizer", deepseek(), "--input", parquet, "--to", f"log:{tmp_path}/topics/r",
+        "--progress", "never").stderr
     got = module_ingest(py, env, tmp_path, parquet, "module_refused")
-    assert got["error"].startswith("StorageError: ") and NEEDS_PYARROW in got["error"], got
+    assert got["error"].startswith("UnsupportedError: ") and NEEDS_PYARROW in got["error"], got
+    assert not (tmp_path / "module_refused").exists()
     assert not [p for p in got["maps"] if "arrow" in p], got["maps"]  # nothing of the plugin stays mapped
     # JSONL needs nothing of this.
     got = module_ingest(py, env, tmp_path, js_dir, "module_jsonl")

@@ -125,6 +125,17 @@ bool ArrowPluginBuilt() {
 
 bool ArrowPluginLoaded() { return loaded.load(); }
 
+bool ArrowPluginUsable(std::string* why) {
+#ifdef TOKENFEED_ARROW_PLUGIN_FILE
+  const Plugin& plugin = LoadPlugin();
+  if (plugin.handle == nullptr) *why = plugin.error;
+  return plugin.handle != nullptr;
+#else
+  *why = "the Arrow plugin was not built (build tokenfeed with -DTOKENFEED_WITH_PARQUET=ON; docs/ingest.md)";
+  return false;
+#endif
+}
+
 void* FindArrowPluginSymbol(const char* symbol, std::string* why) {
 #ifdef TOKENFEED_ARROW_PLUGIN_FILE
   const Plugin& plugin = LoadPlugin();

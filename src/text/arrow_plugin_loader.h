@@ -20,6 +20,10 @@ bool ArrowPluginBuilt();
 // Whether the plugin has been loaded in this process (by an earlier lookup).
 bool ArrowPluginLoaded();
 
+// Loads the plugin (once) and says whether it loaded; when not, `*why` says
+// why (not built, not found, or pyarrow's libraries missing) and what to do.
+bool ArrowPluginUsable(std::string* why);
+
 // The address of the plugin's `symbol`, or nullptr with `*why` saying why
 // (not built, cannot be loaded, no such symbol) and what to do.
 void* FindArrowPluginSymbol(const char* symbol, std::string* why);
