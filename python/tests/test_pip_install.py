@@ -13,12 +13,13 @@ virtual environment without system site packages.
   Arrow plugin.
 - Without pyarrow, Parquet and s3:// inputs are refused by the command and the
   module with a message naming the `parquet` extra; JSONL still works. With
-  `tokenfeed[parquet]` (pyarrow from the local copy scripts/setup.sh keeps in
-  .cache/wheels, so no index is asked), FineWeb-style Parquet gives the records
+  `tokenfeed[parquet]`, FineWeb-style Parquet gives the records
   of the same documents in JSONL, through the command and through the module
   (with pyarrow imported before and after), and so do Parquet objects on an
   S3 server (moto on 127.0.0.1).
 
+pip asks no package index: the build's requirements (pyarrow among them),
+numpy and pyarrow come from the wheels scripts/setup.sh keeps in .cache/wheels.
 Takes a few minutes: it compiles the module and the program from scratch (one
 wheel, installed into two environments)."""
 
@@ -40,7 +41,9 @@ from table_helpers import fineweb_table, texts_for
 from test_regex_path_parity import BACKTRACKING, REGEX_VOCABULARIES, tiny_tokenizer
 from test_tokenizer_parity import TARGETED
 
-# The pyarrow wheels scripts/setup.sh downloads (python/requirements-dev.txt's pin).
+# What the build and the installs take instead of a package index: the wheels
+# scripts/setup.sh downloads (the build's requirements, numpy, and pyarrow at
+# python/requirements-dev.txt's pin).
 LOCAL_WHEELS = ROOT / ".cache" / "wheels"
 # What the loader says when the plugin is there but pyarrow 25.0.x is not.
 NEEDS_PYARROW = "Parquet and s3:// inputs need pyarrow 25.0.x (libarrow.so.2500): pip install 'tokenfeed[parquet]'"
@@ -98,12 +101,13 @@ def installed(tmp_path_factory):
     src = tmp / "src"
     clean_copy(src)
     assert not (src / "third_party").exists() and not (src / "build").exists()
-    if not any(LOCAL_WHEELS.glob("pyarrow-25.0.*.whl")):
-        missing(f"no pyarrow 25.0 wheel in {LOCAL_WHEELS}")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    if not (LOCAL_WHEELS / "wanted.txt").exists() or not any(LOCAL_WHEELS.glob("pyarrow-25.0.*.whl")):
+        missing(f"no local wheels in {LOCAL_WHEELS}")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV", "PIP_"))}
     env["CMAKE_BUILD_PARALLEL_LEVEL"] = str(os.cpu_count() or 2)
-    # The isolated build requires pyarrow (its headers and libraries): the local copy serves.
-    env["PIP_FIND_LINKS"] = " ".join(filter(None, [env.get("PIP_FIND_LINKS"), str(LOCAL_WHEELS)]))
+    # pip (the isolated build's requirements, pyarrow among them, and the
+    # installs below) takes the local wheels, not an index.
+    env.update(PIP_NO_INDEX="1", PIP_FIND_LINKS=str(LOCAL_WHEELS), PIP_DISABLE_PIP_VERSION_CHECK="1")
     build = subprocess.run(["bash", "scripts/build-wheel.sh", str(tmp / "wheelhouse"), sys.executable], cwd=src,
                            env=env, capture_output=True, text=True)
     assert build.returncode == 0, f"build-wheel.sh failed:\n{build.stdout[-4000:]}\n{build.stderr[-4000:]}"
@@ -126,16 +130,13 @@ def installed(tmp_path_factory):
 @pytest.fixture(scope="module")
 def installed_with_pyarrow(installed, tmp_path_factory):
     """(venv python, venv directory) with the same wheel and its `parquet`
-    extra, pyarrow installed from the local wheel without asking an index."""
+    extra (pyarrow from the local wheels)."""
     _, _, wheel, env = installed
     venv = tmp_path_factory.mktemp("wheel-parquet") / "venv"
     base_python = getattr(sys, "_base_executable", None) or shutil.which("python3")
     subprocess.run([base_python, "-m", "venv", str(venv)], check=True)
     py = venv / "bin" / "python"
-    pip = [str(py), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    r = subprocess.run([*pip, str(wheel)], env=env, capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr[-4000:]
-    r = subprocess.run([*pip, "--no-index", "--find-links", str(LOCAL_WHEELS), f"{wheel}[parquet]"], env=env,
+    r = subprocess.run([str(py), "-m", "pip", "install", "--quiet", f"{wheel}[parquet]"], env=env,
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-4000:]
     return py, venv
