@@ -150,6 +150,12 @@ if(NOT TOKENFEED_WITH_PARQUET STREQUAL "OFF")
     target_include_directories(tokenfeed_arrow_parquet SYSTEM INTERFACE "${_tf_arrow_include}")
     target_link_libraries(tokenfeed_arrow_parquet INTERFACE "${_tf_parquet_lib}" "${_tf_arrow_lib}")
     add_library(tokenfeed::arrow_parquet ALIAS tokenfeed_arrow_parquet)
+    # The plugin loads only with this libarrow: its SONAME is Arrow's major *
+    # 100 + minor (libarrow.so.2500 for pyarrow 25.0.x). The loader names both
+    # in its errors (arrow_plugin_loader.cc).
+    get_filename_component(TOKENFEED_ARROW_SONAME "${_tf_arrow_lib}" NAME)
+    string(REGEX MATCH "^[0-9]+\\.[0-9]+" TOKENFEED_PYARROW_SERIES "${_tf_arrow_version}")
+    set(TOKENFEED_PYARROW_SERIES "${TOKENFEED_PYARROW_SERIES}.x")
     message(STATUS "tokenfeed: Parquet input through pyarrow ${_tf_arrow_version}'s Arrow C++ (${_tf_arrow_libdir})")
   elseif(TOKENFEED_WITH_PARQUET STREQUAL "ON")
     message(FATAL_ERROR "tokenfeed: TOKENFEED_WITH_PARQUET=ON but ${_tf_arrow_why}. Run `bash scripts/setup.sh`, "

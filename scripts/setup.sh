@@ -23,4 +23,19 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r python/requirements-dev.txt
   echo "$want" >"$stamp"
 fi
+# The wheel test (python/tests/test_pip_install.py) builds and installs the
+# wheel without asking a package index: what the isolated build requires
+# (pyproject.toml's [build-system], pyarrow among them), the package's
+# dependencies and the pinned pyarrow of the `parquet` extra, as wheels in
+# .cache/wheels, downloaded again only when that list changes.
+wanted="$("$venv/bin/python" -c 'import tomllib; p = tomllib.load(open("pyproject.toml", "rb"))
+print("\n".join(p["build-system"]["requires"] + p["project"]["dependencies"]))')
+$(grep -o '^pyarrow==[0-9.]*' python/requirements-dev.txt)"
+if [ "$(cat .cache/wheels/wanted.txt 2>/dev/null)" != "$wanted" ]; then
+  mkdir -p .cache/wheels
+  printf '%s\n' "$wanted" >.cache/wheels/requirements.in
+  "$venv/bin/python" -m pip download --quiet --disable-pip-version-check --only-binary=:all: \
+    -d .cache/wheels -r .cache/wheels/requirements.in
+  printf '%s' "$wanted" >.cache/wheels/wanted.txt
+fi
 echo "setup: ready (virtual environment in .venv)"

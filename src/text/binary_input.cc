@@ -343,9 +343,17 @@ std::optional<NotText> CheckTextInput(const std::string& path, bool check_name) 
 Status CheckTextInputs(const SourceSet& sources, InputFormat format) {
   std::vector<std::string> refused;
   for (const SourceFile& file : sources.files()) {
-    // A Parquet or Arrow file is read as one (its reader reports what is wrong with it).
+    // A Parquet or Arrow file is read as one (its reader reports what is wrong
+    // with it), if the Arrow plugin loads here: an installed package without
+    // pyarrow stops before anything is written, rather than reporting each
+    // such file unread after the others were.
     const InputFormat as = DocumentReader::FormatForPath(file.path, format);
-    if (TableTextColumn::Available() && (as == InputFormat::kParquet || as == InputFormat::kArrow)) continue;
+    if (TableTextColumn::Available() && (as == InputFormat::kParquet || as == InputFormat::kArrow)) {
+      if (Status usable = TableTextColumn::Usable(); !usable.ok()) {
+        return Status::Unsupported("input '" + file.path + "': " + usable.message());
+      }
+      continue;
+    }
     if (auto not_text = CheckTextInput(file.path, format == InputFormat::kAuto)) {
       refused.push_back(not_text->Message(file.path));
     }

@@ -54,7 +54,9 @@ std::optional<NotText> ClassifyInput(const InputSample& sample);
 
 // Examines the start of every file of `sources` (the name too when `format`
 // is kAuto). InvalidArgument naming each file that is not text, with its
-// evidence, when any is; OK otherwise. A file that cannot be opened or
+// evidence, when any is; Unsupported naming the first Parquet or Arrow file
+// when the Arrow plugin was built but does not load (TableTextColumn::Usable);
+// OK otherwise. A file that cannot be opened or
 // decompressed is left to the DocumentReader, which reports such problems
 // with their position: only positive evidence of binary content refuses.
 Status CheckTextInputs(const SourceSet& sources, InputFormat format);

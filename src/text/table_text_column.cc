@@ -8,6 +8,12 @@ namespace tokenfeed::text {
 
 bool TableTextColumn::Available() { return ArrowPluginBuilt(); }
 
+Status TableTextColumn::Usable() {
+  std::string why;
+  if (ArrowPluginUsable(&why)) return Status::OK();
+  return Status::Unsupported(why);
+}
+
 Result<std::unique_ptr<TableTextColumn>> TableTextColumn::Open(const std::string& path, TableFormat format,
                                                                std::string_view field, uint64_t first_row,
                                                                size_t batch_rows) {

@@ -34,6 +34,11 @@ class TableTextColumn {
   // Whether this build reads table files at all (the plugin is loaded by Open).
   static bool Available();
 
+  // In a build that reads them, whether table files can be read here: OK
+  // when the plugin loads (loading it), else Unsupported saying why and what
+  // to do (pyarrow 25.0.x missing from the installed package's environment).
+  static Status Usable();
+
   // Opens `path` and finds `field`, positioned before row `first_row`
   // (0-based, counted across row groups; equal to the row count: nothing
   // left). Errors name the file: Unsupported without support, NotFound or
