@@ -11,21 +11,35 @@ bool BitSet(const uint8_t* bitmap, int64_t i) { return ((bitmap[i >> 3] >> (i & 
 
 bool Add(int64_t a, int64_t b, int64_t* out) { return !__builtin_add_overflow(a, b, out); }
 
+// The largest slot (row of an array, counting its offset) whose bytes can be
+// addressed in every buffer: a string view is 16 bytes, the widest element.
+constexpr int64_t kMaxSlot = std::numeric_limits<int64_t>::max() / 16;
+
+// Element `i` of a buffer of T. The C data interface only recommends that
+// buffers be aligned, so a valid producer may hand over unaligned ones: the
+// load goes through memcpy (one plain load on the targets built for).
+template <typename T>
+T Load(const void* buffer, int64_t i) {
+  T v;
+  std::memcpy(&v, static_cast<const char*>(buffer) + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
+  return v;
+}
+
 // Index `slot` of a dictionary's index buffer of format `f` (an integer type);
 // *fits is false for a uint64 past int64.
 int64_t ReadIndex(const void* p, char f, int64_t slot, bool* fits) {
   *fits = true;
   switch (f) {
-    case 'c': return static_cast<const int8_t*>(p)[slot];
-    case 'C': return static_cast<const uint8_t*>(p)[slot];
-    case 's': return static_cast<const int16_t*>(p)[slot];
-    case 'S': return static_cast<const uint16_t*>(p)[slot];
-    case 'i': return static_cast<const int32_t*>(p)[slot];
-    case 'I': return static_cast<const uint32_t*>(p)[slot];
-    case 'l': return static_cast<const int64_t*>(p)[slot];
+    case 'c': return Load<int8_t>(p, slot);
+    case 'C': return Load<uint8_t>(p, slot);
+    case 's': return Load<int16_t>(p, slot);
+    case 'S': return Load<uint16_t>(p, slot);
+    case 'i': return Load<int32_t>(p, slot);
+    case 'I': return Load<uint32_t>(p, slot);
+    case 'l': return Load<int64_t>(p, slot);
     default: break;
   }
-  const uint64_t u = static_cast<const uint64_t*>(p)[slot];
+  const uint64_t u = Load<uint64_t>(p, slot);
   *fits = u <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
   return static_cast<int64_t>(u);
 }
@@ -119,8 +133,7 @@ struct ArrowStreamTextColumn::Level {
 struct ArrowStreamTextColumn::StringValues {
   enum Kind : uint8_t { kUtf8, kLargeUtf8, kView } kind = kUtf8;
   const uint8_t* validity = nullptr;
-  const int32_t* offsets32 = nullptr;
-  const int64_t* offsets64 = nullptr;
+  const void* offsets = nullptr;  // int32 (utf8) or int64 (large utf8), maybe unaligned
   const char* data = nullptr;
   const uint8_t* views = nullptr;
   const void* const* view_data = nullptr;  // the variadic buffers
@@ -138,9 +151,9 @@ struct ArrowStreamTextColumn::StringValues {
   std::string_view At(int64_t slot) const {
     switch (kind) {
       case kUtf8:
-        return Slice(offsets32[slot], offsets32[slot + 1]);
+        return Slice(Load<int32_t>(offsets, slot), Load<int32_t>(offsets, slot + 1));
       case kLargeUtf8:
-        return Slice(offsets64[slot], offsets64[slot + 1]);
+        return Slice(Load<int64_t>(offsets, slot), Load<int64_t>(offsets, slot + 1));
       case kView:
         break;
     }
@@ -186,6 +199,9 @@ Result<std::unique_ptr<ArrowStreamTextColumn>> ArrowStreamTextColumn::Open(Arrow
   }
   const int rc = c->stream_.get_schema(&c->stream_, &c->schema_);
   if (rc != 0) {
+    // After an error the schema is not valid, even where the producer wrote
+    // part of it (a release callback): releasing it is the producer's business.
+    c->schema_ = ArrowSchema{};
     const char* why = c->stream_.get_last_error(&c->stream_);
     return Status::IoError("'" + c->name_ + "': the Arrow stream's producer could not give the schema (error " +
                            std::to_string(rc) + ": " + (why ? why : "no message") + ")");
@@ -270,9 +286,20 @@ std::string ArrowStreamTextColumn::BatchContext(int64_t row) const {
   return m + ", column '" + field_ + "': ";
 }
 
+std::string ArrowStreamTextColumn::DictionaryContext(int64_t value) const {
+  return "'" + name_ + "' dictionary value " + std::to_string(value) + " of batch " + std::to_string(batches_ - 1) +
+         ", column '" + field_ + "': ";
+}
+
 Status ArrowStreamTextColumn::CheckStringArray(const ArrowArray& a, const ArrowSchema& schema, int64_t first_slot,
-                                               int64_t slots, const std::string& where, StringValues* out) {
+                                               int64_t slots, bool dictionary, StringValues* out) {
+  const std::string where = dictionary ? "its dictionary: " : "";
   auto bad = [&](std::string what) { return Status::Corruption(BatchContext() + where + what); };
+  // Slot `slot` of this array: a row of the batch, or a value of the dictionary.
+  auto bad_slot = [&](int64_t slot, std::string what) {
+    return Status::Corruption(
+        (dictionary ? DictionaryContext(slot - first_slot) : BatchContext(slot - first_slot)) + what);
+  };
   const std::string_view f = Format(schema);
   *out = StringValues{};
   out->first_slot = first_slot;
@@ -292,31 +319,33 @@ Status ArrowStreamTextColumn::CheckStringArray(const ArrowArray& a, const ArrowS
   }
   out->validity = static_cast<const uint8_t*>(a.buffers[0]);
   if (slots == 0) return Status::OK();
+  if (first_slot > kMaxSlot - slots) {
+    return bad("the offset and length (" + std::to_string(first_slot) + ", " + std::to_string(slots) +
+               ") address more than 2^63 bytes");
+  }
   if (f == "u" || f == "U") {
     if (a.buffers[1] == nullptr) return bad("the offsets buffer is missing");
     out->kind = f == "u" ? StringValues::kUtf8 : StringValues::kLargeUtf8;
     out->data = static_cast<const char*>(a.buffers[2]);
-    auto check = [&](const auto* offsets) -> Status {
-      if (offsets[first_slot] < 0) {
-        return bad("the offset of the first row is negative (" + std::to_string(offsets[first_slot]) + ")");
+    out->offsets = a.buffers[1];
+    auto check = [&](auto width) -> Status {
+      using Offset = decltype(width);
+      auto at = [&](int64_t i) { return Load<Offset>(out->offsets, i); };
+      if (at(first_slot) < 0) {
+        return bad("the offset of the first " + std::string(dictionary ? "value" : "row") + " is negative (" +
+                   std::to_string(at(first_slot)) + ")");
       }
       for (int64_t i = first_slot; i < first_slot + slots; ++i) {
-        if (offsets[i + 1] < offsets[i]) {
-          return Status::Corruption(BatchContext(i - first_slot) + where + "the offsets decrease (from " +
-                                    std::to_string(offsets[i]) + " to " + std::to_string(offsets[i + 1]) + ")");
+        if (at(i + 1) < at(i)) {
+          return bad_slot(i, "the offsets decrease (from " + std::to_string(at(i)) + " to " +
+                                 std::to_string(at(i + 1)) + ")");
         }
       }
-      if (offsets[first_slot + slots] > offsets[first_slot] && out->data == nullptr) {
-        return bad("the data buffer is missing");
-      }
+      if (at(first_slot + slots) > at(first_slot) && out->data == nullptr) return bad("the data buffer is missing");
       return Status::OK();
     };
-    if (f == "u") {
-      out->offsets32 = static_cast<const int32_t*>(a.buffers[1]);
-      return check(out->offsets32);
-    }
-    out->offsets64 = static_cast<const int64_t*>(a.buffers[1]);
-    return check(out->offsets64);
+    if (f == "u") return check(int32_t{});
+    return check(int64_t{});
   }
   // string_view: buffers are validity, views, the variadic data buffers, and
   // last the int64 sizes of those (the C data interface's own addition).
@@ -324,7 +353,7 @@ Status ArrowStreamTextColumn::CheckStringArray(const ArrowArray& a, const ArrowS
   out->views = static_cast<const uint8_t*>(a.buffers[1]);
   if (out->views == nullptr) return bad("the views buffer is missing");
   const int64_t data_buffers = a.n_buffers - 3;
-  const auto* sizes = static_cast<const int64_t*>(a.buffers[a.n_buffers - 1]);
+  const void* sizes = a.buffers[a.n_buffers - 1];
   if (data_buffers > 0 && sizes == nullptr) return bad("the buffer sizes (the last buffer) are missing");
   out->view_data = a.buffers + 2;
   for (int64_t slot = first_slot; slot < first_slot + slots; ++slot) {
@@ -334,9 +363,7 @@ Status ArrowStreamTextColumn::CheckStringArray(const ArrowArray& a, const ArrowS
     std::memcpy(&length, view, 4);
     std::memcpy(&buffer, view + 8, 4);
     std::memcpy(&offset, view + 12, 4);
-    auto bad_row = [&](std::string what) {
-      return Status::Corruption(BatchContext(slot - first_slot) + where + what);
-    };
+    auto bad_row = [&](std::string what) { return bad_slot(slot, std::move(what)); };
     if (length < 0) return bad_row("a string view of negative length " + std::to_string(length));
     if (length <= 12) continue;
     if (buffer < 0 || buffer >= data_buffers) {
@@ -345,9 +372,10 @@ Status ArrowStreamTextColumn::CheckStringArray(const ArrowArray& a, const ArrowS
     }
     if (out->view_data[buffer] == nullptr) return bad_row("data buffer " + std::to_string(buffer) + " is missing");
     int64_t end;
-    if (offset < 0 || !Add(offset, length, &end) || end > sizes[buffer]) {
+    const auto size = Load<int64_t>(sizes, buffer);
+    if (offset < 0 || !Add(offset, length, &end) || end > size) {
       return bad_row("a string view of bytes " + std::to_string(offset) + "+" + std::to_string(length) +
-                     " lies past the end of its data buffer (" + std::to_string(sizes[buffer]) + " bytes)");
+                     " lies past the end of its data buffer (" + std::to_string(size) + " bytes)");
     }
   }
   return Status::OK();
@@ -398,7 +426,7 @@ Status ArrowStreamTextColumn::CheckBatch() {
   const ArrowSchema& column = *schema_path_.back();
   if (column.dictionary == nullptr) {
     if (array->dictionary != nullptr) return bad("the column has a dictionary the schema does not declare");
-    return CheckStringArray(*array, column, slot, batch_rows_, "", values_.get());
+    return CheckStringArray(*array, column, slot, batch_rows_, /*dictionary=*/false, values_.get());
   }
   // A dictionary: the indices here, the strings in array->dictionary.
   if (array->dictionary == nullptr) return bad("the dictionary is missing");
@@ -410,13 +438,17 @@ Status ArrowStreamTextColumn::CheckBatch() {
     return bad(std::to_string(array->null_count) + " null indices but no validity bitmap");
   }
   if (batch_rows_ > 0 && array->buffers[1] == nullptr) return bad("the index buffer is missing");
+  if (end > kMaxSlot) {
+    return bad("the offset and length (" + std::to_string(slot) + ", " + std::to_string(batch_rows_) +
+               ") address more than 2^63 bytes");
+  }
   const ArrowArray& dict = *array->dictionary;
   int64_t dict_end;
   if (dict.length < 0 || dict.offset < 0 || !Add(dict.offset, dict.length, &dict_end)) {
     return bad("the dictionary has a negative length or offset");
   }
   TF_RETURN_IF_ERROR(
-      CheckStringArray(dict, *column.dictionary, dict.offset, dict.length, "its dictionary: ", values_.get()));
+      CheckStringArray(dict, *column.dictionary, dict.offset, dict.length, /*dictionary=*/true, values_.get()));
   indices_ = array;
   // Indices are checked where the row is not null (under a null they may be anything).
   const auto* validity = static_cast<const uint8_t*>(array->buffers[0]);
@@ -426,8 +458,9 @@ Status ArrowStreamTextColumn::CheckBatch() {
     bool fits;
     const int64_t index = ReadIndex(array->buffers[1], index_format_, s, &fits);
     if (!fits || index < 0 || index >= dict.length) {
-      return Status::Corruption(BatchContext(r) + "dictionary index " + std::to_string(index) +
-                                " is outside the dictionary's " + std::to_string(dict.length) + " values");
+      const std::string shown = fits ? std::to_string(index) : std::to_string(static_cast<uint64_t>(index));
+      return Status::Corruption(BatchContext(r) + "dictionary index " + shown + " is outside the dictionary's " +
+                                std::to_string(dict.length) + " values");
     }
   }
   return Status::OK();

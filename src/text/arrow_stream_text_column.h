@@ -60,8 +60,11 @@ class ArrowStreamTextColumn final : public TableTextColumn {
   Result<bool> NextBatch();
   Status CheckBatch();
   Status CheckStringArray(const ArrowArray& array, const ArrowSchema& schema, int64_t first_slot, int64_t slots,
-                          const std::string& where, StringValues* out);
+                          bool dictionary, StringValues* out);
+  // The start of a message about the current batch (and its row `row`), or
+  // about value `value` of the current batch's dictionary.
   std::string BatchContext(int64_t row = -1) const;
+  std::string DictionaryContext(int64_t value) const;
   void ReleaseBatch();
 
   std::string name_;

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -586,6 +587,7 @@ TEST_F(ArrowStreamTextColumnTest, AProducerErrorNamesTheBatchAndItsMessage) {
 TEST_F(ArrowStreamTextColumnTest, DestroyedMidStreamReleasesEverythingOnce) {
   {
     auto c = Open(TextSchema(), Batches(Batch(1, Int64s(1), Utf8({"a"})), Batch(1, Int64s(1), Utf8({"b"}))));
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
     TableTextColumn::Row row;
     ASSERT_TRUE((*c)->Next(&row).value());
   }
@@ -597,23 +599,361 @@ TEST_F(ArrowStreamTextColumnTest, DestroyedMidStreamReleasesEverythingOnce) {
 }
 
 TEST_F(ArrowStreamTextColumnTest, DocumentReaderNamesTheStreamAndRows) {
-  auto c = Open(TextSchema(), Batches(Batch(3, Int64s(3), Utf8({"one", std::nullopt, "thr\xff"}))));
-  ASSERT_TRUE(c.ok());
-  auto reader = DocumentReader::OpenColumn(std::move(*c), "arrow-stream", ReaderOptions{});
-  ASSERT_TRUE(reader.ok());
-  auto& r = **reader;
-  ASSERT_EQ(r.Next().value(), ReadEvent::kDocument);
-  EXPECT_EQ(r.document().text, "one");
-  EXPECT_EQ(r.document().path, "arrow-stream");
-  EXPECT_EQ(r.document().position.line, 1u);
-  ASSERT_EQ(r.Next().value(), ReadEvent::kReject);
-  EXPECT_EQ(r.reject().reason, DropReason::kMissingField);
-  EXPECT_EQ(r.reject().line, 2u);
-  ASSERT_EQ(r.Next().value(), ReadEvent::kDocument);
-  EXPECT_EQ(r.document().text, "thr\xEF\xBF\xBD");
-  EXPECT_EQ(r.document().position.byte_offset, 2u);
-  ASSERT_EQ(r.Next().value(), ReadEvent::kFileEnd);
-  ASSERT_EQ(r.Next().value(), ReadEvent::kEnd);
+  {
+    auto c = Open(TextSchema(), Batches(Batch(3, Int64s(3), Utf8({"one", std::nullopt, "thr\xff"}))));
+    ASSERT_TRUE(c.ok());
+    auto reader = DocumentReader::OpenColumn(std::move(*c), "arrow-stream", ReaderOptions{});
+    ASSERT_TRUE(reader.ok());
+    auto& r = **reader;
+    ASSERT_EQ(r.Next().value(), ReadEvent::kDocument);
+    EXPECT_EQ(r.document().text, "one");
+    EXPECT_EQ(r.document().path, "arrow-stream");
+    EXPECT_EQ(r.document().position.line, 1u);
+    ASSERT_EQ(r.Next().value(), ReadEvent::kReject);
+    EXPECT_EQ(r.reject().reason, DropReason::kMissingField);
+    EXPECT_EQ(r.reject().line, 2u);
+    ASSERT_EQ(r.Next().value(), ReadEvent::kDocument);
+    EXPECT_EQ(r.document().text, "thr\xEF\xBF\xBD");
+    EXPECT_EQ(r.document().position.byte_offset, 2u);
+    ASSERT_EQ(r.Next().value(), ReadEvent::kFileEnd);
+    ASSERT_EQ(r.Next().value(), ReadEvent::kEnd);
+  }
+  ExpectAllReleased();
+}
+
+// A stream's column is named by the stream's rules: a top-level name may have
+// dots anywhere (the JSON field's rules, which refuse ".a..b.", do not apply).
+TEST_F(ArrowStreamTextColumnTest, DocumentReaderTakesAColumnNamedWithDotsAnywhere) {
+  {
+    auto c = Open(Field("", "+s", Fields(Field(".a..b.", "u"))), Batches(Batch(2, Utf8({"x", "y"}))), ".a..b.");
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    ReaderOptions options;
+    options.json_field = ".a..b.";
+    auto reader = DocumentReader::OpenColumn(std::move(*c), "arrow-stream", options);
+    ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+    ASSERT_EQ((*reader)->Next().value(), ReadEvent::kDocument);
+    EXPECT_EQ((*reader)->document().text, "x");
+    ASSERT_EQ((*reader)->Next().value(), ReadEvent::kDocument);
+    EXPECT_EQ((*reader)->document().text, "y");
+  }
+  ExpectAllReleased();
+}
+
+// Streams whose callbacks break the interface before any batch.
+TEST_F(ArrowStreamTextColumnTest, BrokenProducersAreRefusedAndReleasedOnce) {
+  auto base = [] {
+    ArrowArrayStream s{};
+    s.get_schema = [](ArrowArrayStream*, ArrowSchema*) { return EINVAL; };
+    s.get_next = [](ArrowArrayStream*, ArrowArray*) { return EIO; };
+    s.get_last_error = [](ArrowArrayStream*) -> const char* { return "no schema today"; };
+    s.release = [](ArrowArrayStream* self) {
+      self->release = nullptr;
+      ++g_released.streams;
+    };
+    return s;
+  };
+  {
+    // get_schema fails after writing a release callback: the schema is not
+    // valid, so the consumer must not release it.
+    ArrowArrayStream s = base();
+    s.get_schema = [](ArrowArrayStream*, ArrowSchema* out) {
+      out->format = "+s";
+      out->release = [](ArrowSchema* self) {
+        self->release = nullptr;
+        ++g_released.schemas;
+      };
+      return EINVAL;
+    };
+    auto c = ArrowStreamTextColumn::Open(&s, "text");
+    ASSERT_FALSE(c.ok());
+    EXPECT_TRUE(c.status().code() == StatusCode::kIoError) << c.status().ToString();
+    EXPECT_NE(c.status().message().find("could not give the schema (error " + std::to_string(EINVAL) +
+                                        ": no schema today)"),
+              std::string::npos)
+        << c.status().ToString();
+    EXPECT_EQ(g_released.schemas, 0) << "a schema given with an error is released";
+    EXPECT_EQ(g_released.streams, 1);
+  }
+  for (int missing = 0; missing < 3; ++missing) {
+    SetUp();
+    ArrowArrayStream s = base();
+    if (missing == 0) s.get_schema = nullptr;
+    if (missing == 1) s.get_next = nullptr;
+    if (missing == 2) s.get_last_error = nullptr;
+    auto c = ArrowStreamTextColumn::Open(&s, "text");
+    ASSERT_FALSE(c.ok()) << missing;
+    EXPECT_NE(c.status().message().find("the Arrow stream lacks a callback"), std::string::npos)
+        << c.status().ToString();
+    EXPECT_EQ(s.release, nullptr);
+    EXPECT_EQ(g_released.streams, 1) << missing;
+  }
+  {
+    SetUp();
+    ArrowArrayStream s = base();
+    s.get_schema = [](ArrowArrayStream*, ArrowSchema* out) {
+      *out = ArrowSchema{};
+      out->format = "+s";
+      return 0;  // but release is null: a released schema
+    };
+    auto c = ArrowStreamTextColumn::Open(&s, "text");
+    ASSERT_FALSE(c.ok());
+    EXPECT_NE(c.status().message().find("the Arrow stream gave a released schema"), std::string::npos)
+        << c.status().ToString();
+    EXPECT_EQ(g_released.streams, 1);
+  }
+}
+
+// A copy of `bytes` bytes of `p` at an odd address: the C data interface
+// only recommends aligned buffers, so a valid producer may hand these over.
+const void* Unaligned(Node& n, const void* p, size_t bytes) {
+  n.storage.emplace_back(bytes + 1);
+  std::memcpy(n.storage.back().data() + 1, p, bytes);
+  return n.storage.back().data() + 1;
+}
+
+TEST_F(ArrowStreamTextColumnTest, UnalignedBuffersAreRead) {
+  const Texts texts{"short", std::nullopt, "a text longer than twelve bytes", "another long one!!"};
+  for (const std::string format : {"u", "U", "vu", "dictionary"}) {
+    SCOPED_TRACE(format);
+    SetUp();
+    {
+      std::unique_ptr<Node> column;
+      std::unique_ptr<SchemaNode> schema;
+      if (format == "u") {
+        column = Utf8(texts);
+        column->buffers[1] = Unaligned(*column, column->buffers[1], 4 * (texts.size() + 1));
+      } else if (format == "U") {
+        column = LargeUtf8(texts);
+        column->buffers[1] = Unaligned(*column, column->buffers[1], 8 * (texts.size() + 1));
+      } else if (format == "vu") {
+        column = Utf8View(texts);
+        column->buffers[1] = Unaligned(*column, column->buffers[1], 16 * texts.size());
+        column->buffers[4] = Unaligned(*column, column->buffers[4], 16);  // the sizes
+      } else {
+        column = std::make_unique<Node>();
+        column->array.length = 4;
+        const std::vector<int32_t> idx{0, 1, 2, 3};
+        column->buffers = {nullptr, nullptr};
+        column->buffers[1] = Unaligned(*column, idx.data(), 4 * idx.size());
+        column->dictionary = Utf8(texts);
+        column->dictionary->buffers[1] =
+            Unaligned(*column->dictionary, column->dictionary->buffers[1], 4 * (texts.size() + 1));
+      }
+      schema = TextSchema(format == "dictionary" ? "i" : format);
+      if (format == "dictionary") schema->child_nodes[1]->dictionary = Field("", "u");
+      auto c = Open(std::move(schema), Batches(Batch(4, Int64s(4), std::move(column))));
+      ASSERT_TRUE(c.ok()) << c.status().ToString();
+      Texts got;
+      ASSERT_TRUE(ReadAll(**c, &got).ok());
+      EXPECT_EQ(got, texts);
+    }
+    ExpectAllReleased();
+  }
+}
+
+// Offsets whose slots cannot be addressed: the offset and length overflow,
+// or a slot's bytes (16 a string view) lie beyond 2^63.
+TEST_F(ArrowStreamTextColumnTest, OffsetsNearTheLimitAreRefused) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  struct Case {
+    std::string name, format;
+    int64_t offset;
+    std::string message;
+  } cases[] = {
+      {"offset + length overflow", "u", kMax - 1, "batch 0, column 'text': the offset and length overflow"},
+      {"utf8 past 2^63 bytes", "u", kMax / 16 + 1, "address more than 2^63 bytes"},
+      {"string_view past 2^63 bytes", "vu", kMax / 16 + 1, "address more than 2^63 bytes"},
+      {"dictionary indices past 2^63 bytes", "l", kMax / 16 + 1, "address more than 2^63 bytes"},
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.name);
+    SetUp();
+    {
+      std::unique_ptr<Node> column;
+      if (k.format == "u") column = Utf8({"a", "b"});
+      if (k.format == "vu") column = Utf8View({"a", "b"});
+      if (k.format == "l") {
+        column = std::make_unique<Node>();
+        column->buffers = {nullptr, column->Add(std::vector<int64_t>{0, 0})};
+        column->dictionary = Utf8({"a"});
+      }
+      column->array.length = kMax;  // a child as long as the offset needs
+      auto schema = TextSchema(k.format == "l" ? "l" : k.format);
+      if (k.format == "l") schema->child_nodes[1]->dictionary = Field("", "u");
+      auto ids = Int64s(2);
+      ids->array.length = kMax;
+      auto batch = Batch(2, std::move(ids), std::move(column));
+      batch->array.offset = k.offset;
+      auto c = Open(std::move(schema), Batches(std::move(batch)));
+      ASSERT_TRUE(c.ok()) << c.status().ToString();
+      Texts got;
+      Status s = ReadAll(**c, &got);
+      EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+      EXPECT_NE(s.message().find(k.message), std::string::npos) << s.message();
+    }
+    ExpectAllReleased();
+  }
+}
+
+// A dictionary's values are named as such, not as rows of the batch.
+TEST_F(ArrowStreamTextColumnTest, BadDictionaryValuesAreNamedByTheirIndex) {
+  auto run = [&](std::unique_ptr<Node> values, const std::string& format, const std::string& message) {
+    SetUp();
+    {
+      auto schema = TextSchema("c");
+      schema->child_nodes[1]->dictionary = Field("", format);
+      auto indices = std::make_unique<Node>();
+      indices->array.length = 2;
+      indices->buffers = {nullptr, indices->Add(std::vector<int8_t>{0, 0})};
+      indices->dictionary = std::move(values);
+      auto c = Open(std::move(schema), Batches(Batch(2, Int64s(2), std::move(indices))));
+      ASSERT_TRUE(c.ok()) << c.status().ToString();
+      Texts got;
+      Status s = ReadAll(**c, &got);
+      EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+      EXPECT_NE(s.message().find(message), std::string::npos) << s.message();
+      EXPECT_EQ(s.message().find("of the batch"), std::string::npos) << s.message();
+    }
+    ExpectAllReleased();
+  };
+  auto decreasing = Utf8({"aa", "bb", "cc"});
+  reinterpret_cast<int32_t*>(decreasing->storage[0].data())[2] = 1;  // offsets 0 2 1 6
+  run(std::move(decreasing), "u",
+      "'arrow-stream' dictionary value 1 of batch 0, column 'text': the offsets decrease (from 2 to 1)");
+  auto view = Utf8View({"x", "a string longer than twelve"});
+  const int32_t past = 100;
+  std::memcpy(view->storage[0].data() + 16 + 12, &past, 4);  // value 1's offset
+  run(std::move(view), "vu",
+      "'arrow-stream' dictionary value 1 of batch 0, column 'text': a string view of bytes 100+27 lies past the "
+      "end of its data buffer");
+}
+
+TEST_F(ArrowStreamTextColumnTest, DictionaryValuesWithAnOffsetAndNullStructsWithAnOffset) {
+  {
+    // The dictionary's values start at their slot 1; index 0 is that slot.
+    auto schema = TextSchema("c");
+    schema->child_nodes[1]->dictionary = Field("", "u");
+    auto indices = std::make_unique<Node>();
+    indices->array.length = 3;
+    indices->buffers = {nullptr, indices->Add(std::vector<int8_t>{1, 0, 1})};
+    indices->dictionary = Utf8({"skipped", "zero", "one"});
+    indices->dictionary->array.offset = 1;
+    indices->dictionary->array.length = 2;
+    auto c = Open(std::move(schema), Batches(Batch(3, Int64s(3), std::move(indices))));
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    Texts got;
+    ASSERT_TRUE(ReadAll(**c, &got).ok());
+    EXPECT_EQ(got, (Texts{"one", "zero", "one"}));
+  }
+  ExpectAllReleased();
+  SetUp();
+  {
+    // The batch starts at its slot 1 and the struct at its own slot 1: batch
+    // row r is struct slot 2 + r, whose validity bit decides.
+    std::vector<std::unique_ptr<Node>> inner;
+    inner.push_back(Utf8({"b0", "b1", "b2", "b3", "b4"}));
+    auto meta = Struct(5, std::move(inner), {true, true, false, true, false});
+    meta->array.offset = 1;
+    meta->array.length = 4;
+    std::vector<std::unique_ptr<Node>> top;
+    top.push_back(std::move(meta));
+    auto batch = Struct(3, std::move(top));
+    batch->array.offset = 1;
+    batch->array.length = 3;
+    auto c = Open(Field("", "+s", Fields(Field("meta", "+s", Fields(Field("body", "u"))))), Batches(std::move(batch)),
+                  "meta.body");
+    ASSERT_TRUE(c.ok()) << c.status().ToString();
+    Texts got;
+    ASSERT_TRUE(ReadAll(**c, &got).ok());
+    EXPECT_EQ(got, (Texts{std::nullopt, "b3", std::nullopt}));
+  }
+  ExpectAllReleased();
+}
+
+// Malformed string_view and dictionary batches after a good one, as in
+// MalformedBatchesAreRefusedWithBatchAndRow.
+TEST_F(ArrowStreamTextColumnTest, MalformedViewsAndDictionariesAreRefused) {
+  struct Case {
+    std::string name;
+    std::string format;  // of the column; a dictionary's values are utf8
+    std::function<std::unique_ptr<Node>()> column;
+    std::string message;
+  };
+  auto indices = [](auto values, std::unique_ptr<Node> dictionary) {
+    auto n = std::make_unique<Node>();
+    n->array.length = static_cast<int64_t>(values.size());
+    n->buffers = {nullptr, n->Add(values)};
+    n->dictionary = std::move(dictionary);
+    return n;
+  };
+  auto long_view = [](int at, int32_t value) {
+    auto v = Utf8View({"a string longer than twelve"});
+    std::memcpy(v->storage[0].data() + at, &value, 4);
+    return v;
+  };
+  const std::vector<Case> cases = {
+      {"view names a buffer out of range", "vu", [&] { return long_view(8, 5); },
+       "row 0 of the batch (row 2 of the stream), column 'text': a string view names data buffer 5 of 2"},
+      {"view of negative length", "vu", [&] { return long_view(0, -3); },
+       "row 0 of the batch (row 2 of the stream), column 'text': a string view of negative length -3"},
+      {"missing sizes buffer", "vu",
+       [] {
+         auto v = Utf8View({"a string longer than twelve"});
+         v->buffers.back() = nullptr;
+         return v;
+       },
+       "the buffer sizes (the last buffer) are missing"},
+      {"missing views buffer", "vu",
+       [] {
+         auto v = Utf8View({"short"});
+         v->buffers[1] = nullptr;
+         return v;
+       },
+       "the views buffer is missing"},
+      {"int8 index -1", "c", [&] { return indices(std::vector<int8_t>{0, -1}, Utf8({"a", "b"})); },
+       "row 1 of the batch (row 3 of the stream), column 'text': dictionary index -1 is outside the dictionary's 2 "
+       "values"},
+      {"uint64 index above int64", "L",
+       [&] { return indices(std::vector<uint64_t>{0, uint64_t{1} << 63}, Utf8({"a", "b"})); },
+       "dictionary index 9223372036854775808 is outside the dictionary's 2 values"},
+      {"dictionary missing", "i", [&] { return indices(std::vector<int32_t>{0}, nullptr); },
+       "the dictionary is missing"},
+      {"dictionary the schema does not declare", "u",
+       [] {
+         auto t = Utf8({"a"});
+         t->dictionary = Utf8({"b"});
+         return t;
+       },
+       "the column has a dictionary the schema does not declare"},
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.name);
+    SetUp();
+    {
+      auto schema = [&] {
+        auto s = TextSchema(k.format);
+        if (k.format != "u" && k.format != "vu") s->child_nodes[1]->dictionary = Field("", "u");
+        return s;
+      };
+      std::unique_ptr<Node> good;
+      if (k.format == "u") good = Utf8({"good", "rows"});
+      else if (k.format == "vu") good = Utf8View({"good", "rows"});
+      else if (k.format == "c") good = indices(std::vector<int8_t>{0, 1}, Utf8({"good", "rows"}));
+      else if (k.format == "L") good = indices(std::vector<uint64_t>{0, 1}, Utf8({"good", "rows"}));
+      else good = indices(std::vector<int32_t>{0, 1}, Utf8({"good", "rows"}));
+      auto bad = k.column();
+      const int64_t rows = bad->array.length;
+      auto c = Open(schema(), Batches(Batch(2, Int64s(2), std::move(good)), Batch(rows, Int64s(rows), std::move(bad))));
+      ASSERT_TRUE(c.ok()) << c.status().ToString();
+      Texts got;
+      Status s = ReadAll(**c, &got);
+      EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+      EXPECT_NE(s.message().find("'arrow-stream' batch 1"), std::string::npos) << s.message();
+      EXPECT_NE(s.message().find(k.message), std::string::npos) << s.message();
+      EXPECT_EQ(got, (Texts{"good", "rows"}));
+    }
+    ExpectAllReleased();
+  }
 }
 
 }  // namespace
