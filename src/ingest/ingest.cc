@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -21,7 +22,6 @@
 #include <map>
 #include <mutex>
 #include <optional>
-#include <random>
 #include <system_error>
 #include <thread>
 
@@ -191,6 +191,23 @@ std::string Fingerprint(const IngestOptions& o, uint64_t tokenizer_hash, const s
   return Hex64(XXH3_64bits(s.data(), s.size()));
 }
 
+// A value no other stream run shares: the clocks, the process id, a stack
+// address and a per-process counter, hashed. std::random_device is not used
+// because it may throw (no entropy source), which on the run thread would end
+// the process; uniqueness, not unpredictability, is what the fingerprint needs.
+uint64_t RunNonce() {
+  static std::atomic<uint64_t> runs{0};
+  const int local = 0;
+  const uint64_t parts[] = {
+      static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()),
+      static_cast<uint64_t>(Clock::now().time_since_epoch().count()),
+      static_cast<uint64_t>(::getpid()),
+      static_cast<uint64_t>(reinterpret_cast<uintptr_t>(&local)),
+      runs.fetch_add(1, std::memory_order_relaxed),
+  };
+  return XXH3_64bits(parts, sizeof(parts));
+}
+
 class Ingest {
  public:
   // `stream`: the documents come from this Arrow stream's column (already
@@ -203,13 +220,13 @@ class Ingest {
     const auto started = Clock::now();
     std::vector<std::string> source_ids;
     if (stream_) {
+      stream_source_ = true;
       sources_ = text::SourceSet::FromNames({kArrowStreamSource});
       record_paths_ = {kArrowStreamSource};
       // A stream is not read again, so nothing can show that a later call
       // gives the same rows: each run is its own (a topic holding another
       // run's records refuses it) rather than a resume that would skip rows.
-      source_ids = {std::string(kArrowStreamSource) + " " + Hex64(std::random_device{}()) +
-                    Hex64(static_cast<uint64_t>(Clock::now().time_since_epoch().count()))};
+      source_ids = {std::string(kArrowStreamSource) + " " + Hex64(RunNonce())};
     } else {
       TF_ASSIGN_OR_RETURN(sources_, text::SourceSet::Expand(o_.inputs, o_.shard));
       // Every input is looked at before anything else happens, so that a file
@@ -246,7 +263,7 @@ class Ingest {
     stats_.recovered = writer_->RecoveryNotes();
     owned_ = owned;
     fingerprint_ = Fingerprint(o_, tokenizer_hash, source_ids, writer_->partition_count());
-    TF_ASSIGN_OR_RETURN(plan_, PlanResume(*writer_, owned_, {fingerprint_}, sources_));
+    TF_ASSIGN_OR_RETURN(plan_, PlanResume(*writer_, owned_, {fingerprint_}, sources_, stream_source_));
     stats_.resumed = !plan_.fresh;
     stats_.files = sources_.files().size();
 
@@ -378,8 +395,12 @@ class Ingest {
     text::DedupSet dedup;
     std::string scratch;
     while (true) {
-      if (stop_ && stop_->load()) return Status::Aborted("stopped before the end of the input; run the same "
-                                                         "command again to resume");
+      if (stop_ && stop_->load()) {
+        return Status::Aborted(stream_source_
+                                   ? "stopped before the end of the Arrow stream; a stream cannot be resumed: "
+                                     "write its remaining rows to a new topic"
+                                   : "stopped before the end of the input; run the same command again to resume");
+      }
       auto event = reader->Next();
       if (!event.ok()) {
         // A whole file failed (unreadable, truncated archive): what came
@@ -580,6 +601,7 @@ class Ingest {
   const IngestOptions& o_;
   const std::atomic<bool>* stop_;
   std::unique_ptr<text::ArrowStreamTextColumn> stream_;  // until the reader takes it
+  bool stream_source_ = false;  // the documents come from stream_ (which the reader takes)
   text::SourceSet sources_;
   text::Cleaner cleaner_ = text::Cleaner::Create({}).value();
   std::optional<document::DocumentEncoder> encoder_;  // set before any thread starts
@@ -628,6 +650,9 @@ Result<IngestStats> RunIngestFromArrowStream(const IngestOptions& options, Arrow
                                    "process its own stream and topic");
   }
   if (!column.ok()) return column.status();
+  // The reader is made on the reader thread, after the topic is opened: its
+  // checks of the options are made here first, so that they refuse before.
+  TF_RETURN_IF_ERROR(text::DocumentReader::CheckColumnOptions(options.reader));
   return Ingest(options, stop, std::move(*column)).Run();
 }
 

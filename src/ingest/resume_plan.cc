@@ -10,7 +10,8 @@ namespace tokenfeed::ingest {
 std::string ComparablePath(const std::string& path) { return text::ResolvedPath(path); }
 
 Result<ResumePlan> PlanResume(topic::TopicWriter& writer, const std::vector<PartitionId>& partitions,
-                              const std::vector<std::string>& fingerprints, const text::SourceSet& sources) {
+                              const std::vector<std::string>& fingerprints, const text::SourceSet& sources,
+                              bool from_stream) {
   ResumePlan plan;
   plan.last_sequence.resize(partitions.size());
   bool all_have_records = true;
@@ -32,7 +33,10 @@ Result<ResumePlan> PlanResume(topic::TopicWriter& writer, const std::vector<Part
       return Status::InvalidArgument(
           where + " was written by another ingest (settings fingerprint " +
           (run ? std::string(*run) : std::string("none")) + ", this run's is " + fingerprints.front() +
-          "): resuming needs the same tokenizer, inputs and options; write to a new topic to start afresh");
+          (from_stream ? "): an Arrow stream's run cannot be resumed or added to a topic that holds records; "
+                         "write it to a new topic"
+                       : "): resuming needs the same tokenizer, inputs and options; write to a new topic to start "
+                         "afresh"));
     }
     plan.last_sequence[slot] = view->doc_seq();
     if (!earliest || view->doc_seq() < *earliest) {

@@ -38,9 +38,11 @@ struct ResumePlan {
 // a record comes from another ingest (its "run" attribute is none of
 // `fingerprints`: this run's first, then any older form of it) or from a
 // file that is not among `sources`; Corruption when a last record does not
-// parse.
+// parse. `from_stream`: the run reads an Arrow stream, which cannot be
+// resumed, and the refusal says so instead of asking for the same inputs.
 Result<ResumePlan> PlanResume(topic::TopicWriter& writer, const std::vector<PartitionId>& partitions,
-                              const std::vector<std::string>& fingerprints, const text::SourceSet& sources);
+                              const std::vector<std::string>& fingerprints, const text::SourceSet& sources,
+                              bool from_stream = false);
 
 // An input's path as resuming compares it (text::ResolvedPath, the key the
 // inputs are ordered by too): absolute, with symbolic links and "." / ".."

@@ -94,8 +94,7 @@ InputFormat DocumentReader::FormatForPath(std::string_view path, InputFormat opt
   return InputFormat::kText;
 }
 
-Result<std::unique_ptr<DocumentReader>> DocumentReader::Open(SourceSet sources, ReaderOptions options,
-                                                             ResumePoint start) {
+Status DocumentReader::CheckColumnOptions(const ReaderOptions& options) {
   // simdjson parses at most 4 GiB - 1 at once; larger limits would only fail later.
   constexpr size_t kMaxDocumentLimit = (size_t{4} << 30) - 1;
   if (options.max_document_bytes == 0 || options.max_document_bytes > kMaxDocumentLimit) {
@@ -106,6 +105,12 @@ Result<std::unique_ptr<DocumentReader>> DocumentReader::Open(SourceSet sources, 
     return Status::InvalidArgument("the read block size must be between 1 byte and 1 GiB, not " +
                                    std::to_string(options.read_block_bytes));
   }
+  return Status::OK();
+}
+
+Result<std::unique_ptr<DocumentReader>> DocumentReader::Open(SourceSet sources, ReaderOptions options,
+                                                             ResumePoint start) {
+  TF_RETURN_IF_ERROR(CheckColumnOptions(options));
   const std::string& field = options.json_field;
   if (field.empty() || field.front() == '.' || field.back() == '.' || field.find("..") != std::string::npos) {
     return Status::InvalidArgument("JSON field '" + field +
@@ -136,8 +141,11 @@ Result<std::unique_ptr<DocumentReader>> DocumentReader::Open(SourceSet sources, 
 Result<std::unique_ptr<DocumentReader>> DocumentReader::OpenColumn(std::unique_ptr<TableTextColumn> column,
                                                                    std::string name, ReaderOptions options) {
   if (column == nullptr) return Status::InvalidArgument("no table column to read");
-  // The options are checked as for files; the format and text mode do not apply.
-  TF_ASSIGN_OR_RETURN(auto reader, Open(SourceSet::FromNames({std::move(name)}), std::move(options)));
+  // The column was chosen when it was opened (by its own naming rules, not
+  // the JSON field's); the format and text mode do not apply.
+  TF_RETURN_IF_ERROR(CheckColumnOptions(options));
+  std::unique_ptr<DocumentReader> reader(
+      new DocumentReader(SourceSet::FromNames({std::move(name)}), std::move(options), ResumePoint{}));
   reader->open_column_ = std::move(column);
   return reader;
 }

@@ -100,6 +100,10 @@ class DocumentReader {
   // messages. It starts at the column's start: a stream cannot be resumed.
   static Result<std::unique_ptr<DocumentReader>> OpenColumn(std::unique_ptr<TableTextColumn> column,
                                                             std::string name, ReaderOptions options);
+  // The checks OpenColumn makes of `options` (the sizes; not the JSON field
+  // or the format, which do not apply to a column), for a caller that must
+  // refuse bad options before it does anything else.
+  static Status CheckColumnOptions(const ReaderOptions& options);
   ~DocumentReader();
   DocumentReader(const DocumentReader&) = delete;
   DocumentReader& operator=(const DocumentReader&) = delete;
