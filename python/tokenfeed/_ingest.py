@@ -115,7 +115,8 @@ def ingest(source: Source, *, to: str, tokenizer: str | os.PathLike[str],
     ``strict=True`` stopped it at a dropped document, ``StorageError`` when an
     input could not be read to the end (in both cases what came before was
     written). ``KeyboardInterrupt`` stops the run with the topic consistent; the
-    same call on the same files resumes it.
+    same call on the same files resumes it. A run from an Arrow stream cannot be
+    resumed: write the rows it did not reach to a new topic.
     """
     to, tokenizer = _text_argument(to, "to"), os.fspath(tokenizer)
     if isinstance(source, (str, os.PathLike)):
@@ -156,7 +157,8 @@ def _ingest_arrow_stream(source: Any, to: str, tokenizer: str, options: dict[str
     # The capsule hands the stream itself to the native ingest, which reads the
     # batches in place: no pyarrow needed, nothing copied here.
     capsule = source.__arrow_c_stream__()
-    return _checked(json.loads(_ext._ingest_arrow_stream(capsule, to, tokenizer, _paths_as_str(options))))
+    return _checked(json.loads(_ext._ingest_arrow_stream(capsule, to, tokenizer, _paths_as_str(options))),
+                    stream=True)
 
 
 def _text_argument(value: Any, name: str) -> str:
@@ -176,13 +178,15 @@ def _run(inputs: list[str], to: str, tokenizer: str, options: dict[str, Any]) ->
     return _checked(json.loads(_ext._ingest(inputs, to, tokenizer, _paths_as_str(options))))
 
 
-def _checked(stats: IngestStats) -> IngestStats:
+def _checked(stats: IngestStats, stream: bool = False) -> IngestStats:
     """The statistics of a run that ended; raised with them as ``.stats`` when
-    it refused input (strict=True stopped it, an input was not read to the end)."""
+    it refused input (strict=True stopped it, an input was not read to the end).
+    ``stream``: the run read an Arrow stream, which cannot be resumed."""
     failure: Exception | None = None
     if "stopped_by_strict" in stats:
-        failure = InvalidArgumentError(f"{stats['stopped_by_strict']}; the documents before it were written (fix "
-                                       "the input, or drop strict=True, and call again to resume)")
+        then = ("an Arrow stream cannot be resumed: write its remaining rows, fixed or with strict=False, to a "
+                "new topic" if stream else "fix the input, or drop strict=True, and call again to resume")
+        failure = InvalidArgumentError(f"{stats['stopped_by_strict']}; the documents before it were written ({then})")
     elif stats["incomplete_files"]:
         failure = StorageError(f"{len(stats['incomplete_files'])} input file(s) could not be read to the end: "
                                + "; ".join(stats["incomplete_files"]) + "; everything before the damage was written")

@@ -9,8 +9,10 @@
 // the producer hands over is checked before it is read (buffers present,
 // buffer and child counts, offsets non-decreasing and within the parent,
 // dictionary indices in range): a violation is Corruption naming the batch and
-// row. Buffer sizes are not part of the interface, so a producer that lies
-// about them (offsets past the end of the data) cannot be caught.
+// row (or the dictionary value). Buffers need not be aligned (the interface
+// only recommends it). Buffer sizes are not part of the interface, so a
+// producer that lies about them (offsets past the end of the data) cannot be
+// caught.
 // It owns the stream and releases it, its schema and every batch exactly once
 // (a batch when the next is fetched or the column is destroyed). A stream is
 // read once, from its start. The stream's callbacks run on the thread that
