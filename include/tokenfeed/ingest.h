@@ -109,14 +109,18 @@ inline constexpr const char* kArrowStreamSource = "arrow-stream";
 // (no copy of the texts before cleaning). The stream is taken over at once
 // (stream->release is null on return, whatever happens) and released, with
 // every batch, exactly once before this returns. Its schema is read here (a
-// missing or non-string column is InvalidArgument, before the topic is
-// opened); its batches are read on the ingest's reader thread, so callbacks
+// missing or non-string column, like a bad reader option, is
+// InvalidArgument, before the topic is opened; the column's name follows the
+// stream's rules, dots anywhere, not the JSON field's; options.reader.format
+// and text_mode do not apply); its batches are read on the ingest's reader thread, so callbacks
 // that need a lock the caller holds (Python's GIL) must take it themselves, and
 // the caller must not hold it while waiting. A batch the producer fails to give
 // or a malformed one ends the reading like a truncated file
 // (stats.incomplete_files; what came before is written). A stream cannot be
-// read again, so a run cannot be resumed: its fingerprint is new each time,
-// and a topic that already holds records is refused as another ingest's.
+// read again, so a run cannot be resumed: its fingerprint is new each time
+// (a nonce from the clocks, the process and a counter), and a topic that
+// already holds records is refused as another ingest's; the messages of a
+// stopped or refused run say so.
 // options.shard must be 0/1.
 Result<IngestStats> RunIngestFromArrowStream(const IngestOptions& options, ArrowArrayStream* stream,
                                              const std::atomic<bool>* stop = nullptr);
