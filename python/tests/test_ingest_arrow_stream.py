@@ -183,8 +183,10 @@ def test_a_python_generator_behind_a_reader_is_read_and_its_error_ends_the_run(t
     stats = tokenfeed.ingest(_batches_then(None, docs), to=f"log:{tmp_path}/ok", tokenizer=deepseek(),
                              progress="never")
     assert stats["complete"] and stats["documents_written"] == 30
-    with pytest.raises(tokenfeed.StorageError, match=r"'arrow-stream': the producer failed to give batch 3 "
-                                                     r"\(error \d+: .*the source ran dry") as e:
+    with pytest.raises(tokenfeed.StorageError, match=r"(?s)^the Arrow stream could not be read to the end: "
+                                                     r"I/O error: 'arrow-stream': the producer failed to give batch 3 "
+                                                     r"\(error \d+: .*the source ran dry.*a stream cannot be "
+                                                     r"resumed: write its remaining rows to a new topic\)$") as e:
         tokenfeed.ingest(_batches_then(ValueError("the source ran dry"), docs), to=f"log:{tmp_path}/t",
                          tokenizer=deepseek(), partitions=2, progress="never")
     stats = e.value.stats

@@ -187,6 +187,10 @@ def _checked(stats: IngestStats, stream: bool = False) -> IngestStats:
         then = ("an Arrow stream cannot be resumed: write its remaining rows, fixed or with strict=False, to a "
                 "new topic" if stream else "fix the input, or drop strict=True, and call again to resume")
         failure = InvalidArgumentError(f"{stats['stopped_by_strict']}; the documents before it were written ({then})")
+    elif stats["incomplete_files"] and stream:
+        failure = StorageError("the Arrow stream could not be read to the end: " + "; ".join(stats["incomplete_files"])
+                               + "; the rows before it were written (a stream cannot be resumed: write its "
+                               "remaining rows to a new topic)")
     elif stats["incomplete_files"]:
         failure = StorageError(f"{len(stats['incomplete_files'])} input file(s) could not be read to the end: "
                                + "; ".join(stats["incomplete_files"]) + "; everything before the damage was written")
