@@ -2,8 +2,8 @@
 # The tests under the sanitizers (docs/testing.md says what runs and why):
 #   asan  the C++ suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #         (all but the tests that need a Kafka broker), the fuzz targets'
-#         replays, and the Python tests of the tokenizer and the loader
-#         against a module built with the same sanitizers;
+#         replays, and the Python tests of the tokenizer, the loader and
+#         Arrow stream ingest against a module built with the same sanitizers;
 #   tsan  the tests of the components that run threads, under
 #         ThreadSanitizer.
 # Usage: scripts/sanitize.sh [asan|tsan|all]   (default: all)
@@ -45,7 +45,7 @@ run_asan() {
   TOKENFEED_CLI="$root/build/asan/src/cli/tokenfeed" TOKENFEED_PYTHON="$py" \
     "$py" -m pytest -q -p no:cacheprovider \
       python/tests/test_tokenizer_api.py python/tests/test_tokenizer_components.py python/tests/test_regex_path_parity.py \
-      python/tests/test_dataset.py
+      python/tests/test_dataset.py python/tests/test_ingest_arrow_stream.py
   echo "sanitize: asan passed in $((SECONDS - started)) s"
 }
 
