@@ -191,6 +191,11 @@ class TopicDirectory {
   Result<std::unique_ptr<PartitionReader>> OpenReader(PartitionId partition, const ReaderOptions& options = {});
   // Start and end offsets, record counts and sizes, as of now.
   Result<TopicDescription> Describe();
+  // Where the topic layer keeps the partition's token index (TOKENS,
+  // docs/log_format.md), which the log itself never reads, and the file
+  // system through which every file of this topic is reached.
+  std::string TokenIndexPath(PartitionId partition) const;
+  FileSystem* file_system() const { return fs_; }
   // The last record of a partition without opening a writer (it may lag a
   // writer that is appending, and it does not repair a torn tail).
   Result<std::optional<StoredRecord>> ReadLastRecord(PartitionId partition);

@@ -127,6 +127,13 @@ BatchView BatchViewAccess::MakePart(std::span<const uint8_t> part, uint32_t part
   return v;
 }
 
+BatchView BatchBuilder::records() const {
+  if (count_ == 0) return BatchView();
+  f::BatchHeader h;
+  h.record_count = count_;
+  return BatchViewAccess::MakePart({data_.get() + f::kBatchHeaderSize, size_ - f::kBatchHeaderSize}, 0, count_, h, 0);
+}
+
 std::vector<uint32_t> BatchViewAccess::MarkEntries(std::span<const uint8_t> batch, const f::BatchHeader& h) {
   std::vector<uint32_t> marks;
   marks.reserve(h.record_count / kMarkEvery + 1);

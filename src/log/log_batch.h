@@ -18,6 +18,8 @@
 
 namespace tokenfeed::log {
 
+class BatchView;
+
 // Builds one batch in memory. Reuse one builder for every batch (Clear()
 // between them): its buffer keeps its capacity, so the hot path does not
 // allocate once the buffer has grown to the batch size. A new builder
@@ -49,6 +51,10 @@ class BatchBuilder {
   uint64_t size_bytes_with(size_t record_size) const;
   // The largest batch PartitionWriter::Append takes.
   static constexpr uint64_t kMaxBytes = uint64_t{1} << 30;
+  // The records added so far, offsets counted from 0 (no append time): for a
+  // caller that looks at a batch it has just appended, before Clear(). Valid
+  // until the next call that changes this builder.
+  BatchView records() const;
 
  private:
   friend struct BatchBuilderAccess;

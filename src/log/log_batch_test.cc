@@ -2,6 +2,7 @@
 // place marks) stay inside its bytes even when those bytes changed after the
 // batch was checked, under a header that did not change.
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -93,6 +94,23 @@ TEST(BatchBuilderTest, SizeWithARecordCountsItsEntryAndNeverWraps) {
   b.Clear();
   EXPECT_EQ(b.size_bytes(), f::kBatchHeaderSize);
   EXPECT_EQ(b.record_count(), 0u);
+}
+
+TEST(BatchBuilderTest, RecordsWalksWhatWasAddedInOrder) {
+  BatchBuilder b;
+  EXPECT_TRUE(b.records().empty());
+  testing::FillTestBatch(&b, 0, 100);
+  b.Add(std::string_view());  // an empty record among them
+  std::vector<std::string> seen;
+  for (const LogRecord& r : b.records()) {
+    EXPECT_EQ(r.offset.value(), seen.size());
+    seen.emplace_back(r.as_string_view());
+  }
+  ASSERT_EQ(seen.size(), 101u);
+  for (uint64_t n = 0; n < 100; ++n) EXPECT_EQ(seen[n], testing::TestRecord(n));
+  EXPECT_EQ(seen[100], "");
+  b.Clear();
+  EXPECT_TRUE(b.records().empty());
 }
 
 }  // namespace

@@ -84,6 +84,21 @@ inline constexpr size_t kRecoveryPointSize = 32;
 //  24 u32 version
 //  28 u32 crc32c of bytes [0, 28)
 
+// --- Token index file (TOKENS): header, then u64 entries -------------------------
+// Kept by the topic layer (src/topic/token_index_file.h), not by the log: the
+// log never reads it, and records stay opaque bytes to the log. Entry i is the
+// number of token ids stored in the records at offsets [0, i + 1), so the ids
+// of any offset range are two entries apart. Not synced: it is repaired from
+// the records when a writer opens.
+inline constexpr std::string_view kTokenIndexFileName = "TOKENS";
+inline constexpr uint64_t kTokenIndexMagic = 0x534e454b4f544654ull;  // the bytes "TFTOKENS"
+inline constexpr uint32_t kTokenIndexVersion = 1;
+inline constexpr size_t kTokenIndexHeaderSize = 16;
+//   0 u64 magic
+//   8 u32 version
+//  12 u32 reserved (0)
+inline constexpr size_t kTokenIndexEntrySize = 8;  // u64 cumulative token ids
+
 // --- Topic limits ------------------------------------------------------------
 inline constexpr uint64_t kMinSegmentBytes = 4096;
 inline constexpr uint64_t kMaxSegmentBytes = uint64_t{2} << 30;

@@ -12,6 +12,7 @@ std::string PartitionLayout::SegmentPath(Offset base) const { return JoinPath(di
 std::string PartitionLayout::IndexPath(Offset base) const { return JoinPath(dir, f::IndexFileName(base)); }
 std::string PartitionLayout::LockPath() const { return JoinPath(dir, f::kLockFileName); }
 std::string PartitionLayout::RecoveryPointPath() const { return JoinPath(dir, f::kRecoveryPointFileName); }
+std::string PartitionLayout::TokenIndexPath() const { return JoinPath(dir, f::kTokenIndexFileName); }
 
 PartitionLayout MakePartitionLayout(const std::string& topic_uri, const std::string& topic_dir, PartitionId partition) {
   return PartitionLayout{topic_uri, partition, JoinPath(topic_dir, f::PartitionDirName(partition))};

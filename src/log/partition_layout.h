@@ -1,6 +1,6 @@
 // PartitionLayout: where one partition's files live (its directory, lock
-// file, segment and index files) and how to name it in error messages:
-// "topic log:/data/t partition 3". ListSegments finds its segment files.
+// file, segment and index files, the token index) and how to name it in
+// error messages: "topic log:/data/t partition 3". ListSegments finds its segment files.
 // It does no other I/O and knows nothing of the bytes inside the files.
 // A plain value; ListSegments is as thread-safe as the FileSystem.
 #pragma once
@@ -24,6 +24,7 @@ struct PartitionLayout {
   std::string IndexPath(Offset base) const;
   std::string LockPath() const;
   std::string RecoveryPointPath() const;  // recovery_point.h
+  std::string TokenIndexPath() const;     // kept by the topic layer (log_format.h)
 };
 
 PartitionLayout MakePartitionLayout(const std::string& topic_uri, const std::string& topic_dir, PartitionId partition);

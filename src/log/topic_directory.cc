@@ -203,6 +203,10 @@ Result<std::unique_ptr<PartitionWriter>> TopicDirectory::OpenWriter(PartitionId 
   return OpenPartitionWriter(fs_, MakePartitionLayout(uri_, location_.path(), partition), options_, options);
 }
 
+std::string TopicDirectory::TokenIndexPath(PartitionId partition) const {
+  return MakePartitionLayout(uri_, location_.path(), partition).TokenIndexPath();
+}
+
 Result<std::unique_ptr<PartitionReader>> TopicDirectory::OpenReader(PartitionId partition, const ReaderOptions& options) {
   TF_RETURN_IF_ERROR(CheckPartition(partition));
   return OpenPartitionReader(fs_, MakePartitionLayout(uri_, location_.path(), partition), options);
