@@ -3,20 +3,33 @@
 #include <algorithm>
 #include <map>
 
+#include "topic/token_index_writer.h"
+
 namespace tokenfeed::topic {
 namespace {
 
+// A partition opened for writing: its log writer, its token index writer
+// (token_index_writer.h) and what repairing that index at open had to say.
+struct OpenedPartition {
+  std::unique_ptr<log::PartitionWriter> writer;
+  std::unique_ptr<TokenIndexWriter> tokens;
+  std::string tokens_note;
+};
+
 // Each partition has its own open batch, a BatchBuilder that Reserve fills in
-// place and PartitionWriter::Append writes as it is.
+// place and PartitionWriter::Append writes as it is; after the append, the
+// partition's token index gets an entry per record of that batch.
 class LogTopicWriter final : public TopicWriter {
  public:
-  LogTopicWriter(std::unique_ptr<log::TopicDirectory> topic, std::map<PartitionId, std::unique_ptr<log::PartitionWriter>> w)
+  LogTopicWriter(std::unique_ptr<log::TopicDirectory> topic, std::map<PartitionId, OpenedPartition> opened)
       : topic_(std::move(topic)) {
-    for (auto& [p, writer] : w) {
+    for (auto& [p, o] : opened) {
       // Kept at opening: Close() ends the writers.
-      const log::RecoveryReport& r = writer->recovery();
+      const log::RecoveryReport& r = o.writer->recovery();
       if (!r.clean()) notes_.push_back(uri() + " partition " + ToString(p) + ": " + r.ToString());
-      partitions_[p].writer = std::move(writer);
+      if (!o.tokens_note.empty()) notes_.push_back(uri() + " partition " + ToString(p) + ": " + o.tokens_note);
+      partitions_[p].writer = std::move(o.writer);
+      partitions_[p].tokens = std::move(o.tokens);
     }
   }
   ~LogTopicWriter() override { (void)Close(); }
@@ -46,6 +59,7 @@ class LogTopicWriter final : public TopicWriter {
     if (p->batch.empty()) return Status::OK();
     auto appended = p->writer->Append(&p->batch);
     if (!appended.ok()) return appended.status();  // the open batch is kept, as Commit promises
+    p->tokens->Append(p->batch);
     p->batch.Clear();
     return Status::OK();
   }
@@ -76,6 +90,7 @@ class LogTopicWriter final : public TopicWriter {
   Status Close() override {
     Status first;
     for (auto& [id, p] : partitions_) {
+      p.tokens->Close();
       Status s = p.writer->Close();
       if (first.ok() && !s.ok()) first = s;
     }
@@ -88,6 +103,7 @@ class LogTopicWriter final : public TopicWriter {
  private:
   struct Partition {
     std::unique_ptr<log::PartitionWriter> writer;
+    std::unique_ptr<TokenIndexWriter> tokens;
     log::BatchBuilder batch;  // the open batch
   };
 
@@ -196,13 +212,16 @@ Result<std::unique_ptr<TopicWriter>> OpenLogTopicWriter(std::string_view uri, co
   if (partitions.empty()) {
     for (uint32_t p = 0; p < topic->partition_count(); ++p) partitions.emplace_back(p);
   }
-  std::map<PartitionId, std::unique_ptr<log::PartitionWriter>> writers;
+  std::map<PartitionId, OpenedPartition> writers;
   for (PartitionId p : partitions) {
     if (p.value() >= topic->partition_count()) {
       return Status::InvalidArgument(topic->uri() + " has no partition " + ToString(p));
     }
-    TF_ASSIGN_OR_RETURN(auto w, topic->OpenWriter(p, config.log));
-    writers.emplace(p, std::move(w));
+    OpenedPartition o;
+    TF_ASSIGN_OR_RETURN(o.writer, topic->OpenWriter(p, config.log));
+    // After the log's recovery, so that the index is made to match what it kept.
+    TF_ASSIGN_OR_RETURN(o.tokens, TokenIndexWriter::Open(topic.get(), p, o.writer->end_offset(), &o.tokens_note));
+    writers.emplace(p, std::move(o));
   }
   return std::unique_ptr<TopicWriter>(std::make_unique<LogTopicWriter>(std::move(topic), std::move(writers)));
 }

@@ -1,0 +1,56 @@
+// How many records and token ids the offsets of a partition hold before
+// given offsets, learnt without reading the records: so that each rank of a
+// loader can compute where every shard of the data ends. The embedded log
+// keeps a token index beside each partition (TOKENS, docs/log_format.md
+// "Token index"), maintained by its TopicWriter; Kafka topics keep none yet.
+// This is not a record reader (PartitionCursor, topic.h) and never writes:
+// readers may have read-only access to the topic.
+// Visibility: what the partition holds when the call runs. Where the index
+// lags the records (a writer appending now, one that crashed and was not
+// reopened, a topic written before the index existed) the missing records
+// are read and counted here, and the result says how many.
+// Thread-safety: call from any thread; no state is kept between calls.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "tokenfeed/ids.h"
+#include "tokenfeed/status.h"
+#include "tokenfeed/topic.h"
+
+namespace tokenfeed::topic {
+
+// Records and stored token ids of a partition before an offset, from the
+// partition's start offset.
+struct IndexPoint {
+  uint64_t records = 0;
+  uint64_t tokens = 0;
+};
+
+struct TokenIndexRead {
+  std::vector<IndexPoint> points;  // one per asked offset, in the same order
+  // Records the index lacked and that were read to count them, and their
+  // stored bytes: 0 when the index covered every asked offset.
+  uint64_t records_read = 0;
+  uint64_t bytes_read = 0;
+};
+
+// For each offset in `offsets` (non-decreasing, each within [start, end] of
+// the partition), the records and token ids stored at offsets [start,
+// offset). A record that is not a token record counts no ids. Errors:
+// InvalidArgument for offsets out of order, OutOfRange for one outside the
+// partition or a partition the topic lacks, Corruption for a damaged index
+// (naming the file and the entry), Unsupported for an index of a newer
+// format version and for a transport that keeps no index (Kafka).
+Result<TokenIndexRead> ReadTokenIndex(std::string_view uri, PartitionId partition, std::span<const Offset> offsets,
+                                      const TopicConfig& config = {});
+
+// Whether the transport of `uri` keeps a token index (the log: yes; Kafka:
+// not yet), so ReadTokenIndex answers without reading the records. False
+// for a string that is not a topic URI.
+bool HasTokenIndex(std::string_view uri);
+
+}  // namespace tokenfeed::topic

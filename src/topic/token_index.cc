@@ -1,0 +1,173 @@
+#include "tokenfeed/token_index.h"
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "log/log.h"
+#include "topic/token_index_file.h"
+
+namespace tokenfeed::topic {
+
+namespace {
+
+std::string Num(uint64_t v) { return std::to_string(v); }
+
+// Counts the token ids of a partition's records by reading them, forward
+// only: for the offsets past what the index holds.
+class RecordCounter {
+ public:
+  RecordCounter(log::PartitionReader* reader, std::string label, uint64_t position, uint64_t tokens)
+      : reader_(reader), label_(std::move(label)), position_(position), tokens_(tokens) {}
+
+  Status Start() { return reader_->Seek(Offset(position_)); }
+
+  // The token ids at offsets [start, target): those counted so far plus the
+  // records from here to target.
+  Result<uint64_t> TokensBefore(uint64_t target, TokenIndexRead* out) {
+    while (position_ < target) {
+      if (next_ == batch_.end()) {
+        TF_ASSIGN_OR_RETURN(batch_, reader_->Read(std::chrono::milliseconds(0)));
+        next_ = batch_.begin();
+        if (batch_.empty()) {
+          return Status::Corruption(label_ + ": its records end at offset " + Num(position_) + ", before offset " +
+                                    Num(target) + " that was within the partition a moment ago");
+        }
+      }
+      const log::LogRecord r = *next_;
+      tokens_ += RecordTokenCount(r.bytes);
+      out->records_read += 1;
+      out->bytes_read += r.bytes.size();
+      ++next_;
+      ++position_;
+    }
+    return tokens_;
+  }
+
+ private:
+  log::PartitionReader* reader_;
+  std::string label_;
+  uint64_t position_;
+  uint64_t tokens_;
+  log::BatchView batch_;
+  log::BatchView::Iterator next_ = batch_.end();
+};
+
+Result<TokenIndexRead> ReadLogTokenIndex(std::string_view uri, PartitionId partition,
+                                         std::span<const Offset> offsets) {
+  TF_ASSIGN_OR_RETURN(auto topic, log::TopicDirectory::Open(uri));
+  const std::string label = topic->uri() + " partition " + ToString(partition);
+  if (partition.value() >= topic->partition_count()) {
+    return Status::OutOfRange(topic->uri() + " has " + Num(topic->partition_count()) +
+                              " partitions; there is no partition " + ToString(partition));
+  }
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<log::PartitionReader> reader, topic->OpenReader(partition));
+  const uint64_t start = reader->position().value();
+  TF_ASSIGN_OR_RETURN(Offset end_offset, reader->EndOffset());
+  const uint64_t end = end_offset.value();
+  for (size_t i = 0; i < offsets.size(); ++i) {
+    if (i > 0 && offsets[i] < offsets[i - 1]) {
+      return Status::InvalidArgument(label + ": the offsets asked of its token index must not decrease, but offset " +
+                                     ToString(offsets[i]) + " (number " + Num(i) + ") comes after " +
+                                     ToString(offsets[i - 1]));
+    }
+    if (offsets[i].value() < start || offsets[i].value() > end) {
+      return Status::OutOfRange(label + ": offset " + ToString(offsets[i]) + " is outside the partition, which " +
+                                "holds offsets " + Num(start) + " to " + Num(end) + " (the end included here)");
+    }
+  }
+
+  TokenIndexRead out;
+  out.points.reserve(offsets.size());
+  if (offsets.empty()) return out;
+
+  // Entries the index holds (0 without one); entry i counts offsets [0, i + 1).
+  std::optional<TokenIndexFile> index;
+  uint64_t entries = 0;
+  Result<TokenIndexFile> opened = TokenIndexFile::Open(topic->file_system(), topic->TokenIndexPath(partition));
+  if (opened.ok()) {
+    index = std::move(opened).value();
+    entries = index->entry_count();
+  } else if (!opened.status().IsNotFound()) {
+    return opened.status().WithContext(label);
+  }
+
+  // The ids at offsets [0, x), from the index, for x <= entries; nullopt when
+  // the file is shorter than it was at open (a writer's open cut it back).
+  // Entries read must not decrease.
+  uint64_t last_entry = 0, last_value = 0;
+  bool read_any = false;
+  auto cumulative = [&](uint64_t x) -> Result<std::optional<uint64_t>> {
+    if (x == 0) return std::optional<uint64_t>(0);
+    TF_ASSIGN_OR_RETURN(std::optional<uint64_t> v, index->Entry(x - 1));
+    if (!v) return v;
+    if (read_any && x - 1 >= last_entry && *v < last_value) return index->Decrease(last_entry, last_value, x - 1, *v);
+    read_any = true;
+    last_entry = x - 1;
+    last_value = *v;
+    return v;
+  };
+
+  // Offsets [start, x) from the index while it covers them.
+  uint64_t before_start = 0;
+  if (start > entries) {
+    entries = 0;  // the index says nothing of the records from the start on
+  } else {
+    TF_ASSIGN_OR_RETURN(std::optional<uint64_t> s, cumulative(start));
+    if (!s) entries = 0;
+    before_start = s.value_or(0);
+  }
+  std::optional<RecordCounter> counter;
+  for (const Offset asked : offsets) {
+    const uint64_t o = asked.value();
+    IndexPoint point;
+    point.records = o - start;
+    if (o <= entries && !counter) {
+      TF_ASSIGN_OR_RETURN(std::optional<uint64_t> v, cumulative(o));
+      if (v) {
+        point.tokens = *v - before_start;
+        out.points.push_back(point);
+        continue;
+      }
+      entries = 0;  // cut back under us: count from the start
+    }
+    if (!counter) {
+      // From the index's last entry (or the start) on, through the records.
+      uint64_t from = start, tokens = 0;
+      if (entries > start) {
+        TF_ASSIGN_OR_RETURN(std::optional<uint64_t> v, cumulative(entries));
+        if (v) {
+          from = entries;
+          tokens = *v - before_start;
+        }
+      }
+      counter.emplace(reader.get(), label, from, tokens);
+      TF_RETURN_IF_ERROR(counter->Start());
+    }
+    TF_ASSIGN_OR_RETURN(point.tokens, counter->TokensBefore(o, &out));
+    out.points.push_back(point);
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<TokenIndexRead> ReadTokenIndex(std::string_view uri, PartitionId partition, std::span<const Offset> offsets,
+                                      const TopicConfig& config) {
+  (void)config;  // for transports that will need their client settings
+  TF_ASSIGN_OR_RETURN(TopicKind kind, KindOf(uri));
+  if (kind == TopicKind::kKafka) {
+    return Status::Unsupported("'" + std::string(uri) + "': Kafka topics keep no token index yet, so the token " +
+                               "ids of partition " + ToString(partition) + " can only be counted by reading its " +
+                               "records (a PartitionCursor); use an embedded log topic (log:DIR/TOPIC) for this");
+  }
+  return ReadLogTokenIndex(uri, partition, offsets);
+}
+
+bool HasTokenIndex(std::string_view uri) {
+  Result<TopicKind> kind = KindOf(uri);
+  return kind.ok() && *kind == TopicKind::kLog;
+}
+
+}  // namespace tokenfeed::topic

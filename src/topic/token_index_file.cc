@@ -1,0 +1,104 @@
+#include "topic/token_index_file.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "base/little_endian.h"
+#include "log/log_format.h"
+#include "tokenfeed/record.h"
+
+namespace tokenfeed::topic {
+
+namespace f = log::format;
+
+namespace {
+
+std::string Num(uint64_t v) { return std::to_string(v); }
+
+// Entries read at a time by CheckOrder (512 KiB).
+constexpr uint64_t kCheckChunkEntries = 64 << 10;
+
+}  // namespace
+
+uint64_t RecordTokenCount(std::span<const uint8_t> record) {
+  Result<record::RecordView> view = record::RecordView::Parse(record);
+  return view.ok() ? view->ids().size() : 0;
+}
+
+void EncodeTokenIndexHeader(uint8_t* out) {
+  StoreLittleEndian<uint64_t>(out, f::kTokenIndexMagic);
+  StoreLittleEndian<uint32_t>(out + 8, f::kTokenIndexVersion);
+  StoreLittleEndian<uint32_t>(out + 12, 0);
+}
+
+Result<TokenIndexFile> TokenIndexFile::Open(FileSystem* fs, const std::string& path) {
+  Result<std::unique_ptr<RandomAccessFile>> opened = fs->OpenReadable(path);
+  if (!opened.ok()) {
+    if (opened.status().IsNotFound()) return Status::NotFound("token index '" + path + "' does not exist");
+    return opened.status().WithContext("token index '" + path + "'");
+  }
+  TokenIndexFile file(path, std::move(opened).value());
+  TF_ASSIGN_OR_RETURN(uint64_t size, file.file_->Size());
+  uint8_t header[f::kTokenIndexHeaderSize];
+  TF_ASSIGN_OR_RETURN(size_t got, file.file_->ReadAt(0, header));
+  if (size < f::kTokenIndexHeaderSize || got < f::kTokenIndexHeaderSize) {
+    file.torn_header_ = true;
+    return file;
+  }
+  const uint64_t magic = LoadLittleEndian<uint64_t>(header);
+  const uint32_t version = LoadLittleEndian<uint32_t>(header + 8);
+  const uint32_t reserved = LoadLittleEndian<uint32_t>(header + 12);
+  if (magic != f::kTokenIndexMagic) {
+    return Status::Corruption("token index '" + path + "' does not start with the magic \"TFTOKENS\": it is not " +
+                              "a token index or it is damaged");
+  }
+  if (version > f::kTokenIndexVersion) {
+    return Status::Unsupported("token index '" + path + "' has format version " + Num(version) +
+                               "; this build reads version " + Num(f::kTokenIndexVersion) + ": upgrade tokenfeed");
+  }
+  if (version == 0 || reserved != 0) {
+    return Status::Corruption("token index '" + path + "' has a damaged header (version " + Num(version) +
+                              ", reserved " + Num(reserved) + ")");
+  }
+  file.entry_count_ = (size - f::kTokenIndexHeaderSize) / f::kTokenIndexEntrySize;
+  return file;
+}
+
+Result<std::optional<uint64_t>> TokenIndexFile::Entry(uint64_t i) {
+  uint8_t bytes[f::kTokenIndexEntrySize];
+  TF_ASSIGN_OR_RETURN(size_t got, file_->ReadAt(f::kTokenIndexHeaderSize + i * f::kTokenIndexEntrySize, bytes));
+  if (got < sizeof bytes) return std::optional<uint64_t>();
+  return std::optional<uint64_t>(LoadLittleEndian<uint64_t>(bytes));
+}
+
+Status TokenIndexFile::CheckOrder(uint64_t count, uint64_t* last) {
+  *last = 0;
+  std::vector<uint8_t> chunk(std::min(count, kCheckChunkEntries) * f::kTokenIndexEntrySize);
+  uint64_t previous = 0;
+  for (uint64_t first = 0; first < count;) {
+    const uint64_t n = std::min(count - first, kCheckChunkEntries);
+    std::span<uint8_t> dest(chunk.data(), n * f::kTokenIndexEntrySize);
+    TF_ASSIGN_OR_RETURN(size_t got, file_->ReadAt(f::kTokenIndexHeaderSize + first * f::kTokenIndexEntrySize, dest));
+    if (got < dest.size()) {
+      return Status::Corruption("token index '" + path_ + "' ended at entry " + Num(first + got / f::kTokenIndexEntrySize) +
+                                " while it was read; it should hold " + Num(count));
+    }
+    for (uint64_t k = 0; k < n; ++k) {
+      const uint64_t v = LoadLittleEndian<uint64_t>(chunk.data() + k * f::kTokenIndexEntrySize);
+      if (v < previous) return Decrease(first + k - 1, previous, first + k, v);
+      previous = v;
+    }
+    first += n;
+  }
+  *last = previous;
+  return Status::OK();
+}
+
+Status TokenIndexFile::Decrease(uint64_t before, uint64_t before_value, uint64_t i, uint64_t value) const {
+  return Status::Corruption("token index '" + path_ + "' is damaged: entry " + Num(i) + " (token ids through offset " +
+                            Num(i) + ") is " + Num(value) + ", less than entry " + Num(before) + " before it (" +
+                            Num(before_value) + "), but entries never decrease. The next writer to open the " +
+                            "partition rebuilds the index from its records");
+}
+
+}  // namespace tokenfeed::topic

@@ -1,0 +1,429 @@
+// The token index of the embedded log (TOKENS, docs/log_format.md "Token
+// index"): the topic writer keeps an entry per record, the cumulative count
+// of stored token ids; a writer's open repairs the file to match the log
+// (missing, torn, short, long, damaged); ReadTokenIndex answers from it with
+// two reads per range, counts what the index lacks from the records, and
+// reports damage; Kafka topics keep no index and say so.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "base/fault_injection_file_system.h"
+#include "base/file_system.h"
+#include "base/little_endian.h"
+#include "base/scoped_temp_dir.h"
+#include "log/log_format.h"
+#include "tokenfeed/record.h"
+#include "tokenfeed/token_index.h"
+#include "tokenfeed/topic.h"
+#include "topic/token_index_file.h"
+
+namespace tokenfeed::topic {
+namespace {
+
+namespace f = log::format;
+
+constexpr uint32_t kPartitions = 3;
+
+class TokenIndexTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<TopicWriter> Open(FileSystem* fs = nullptr) {
+    WriterConfig config;
+    config.partitions = kPartitions;
+    config.log_file_system = fs;
+    auto w = OpenTopicWriter(uri_, config);
+    EXPECT_TRUE(w.ok()) << w.status().ToString();
+    return w.ok() ? std::move(w).value() : nullptr;
+  }
+
+  // A token record of `ids` ids, or (ids < 0) bytes that are no record.
+  static std::string Record(int ids, uint64_t seq) {
+    if (ids < 0) return "not a token record " + std::to_string(seq);
+    std::vector<uint32_t> v(static_cast<size_t>(ids));
+    std::iota(v.begin(), v.end(), static_cast<uint32_t>(seq));
+    if (ids > 0 && seq % 2 == 1) v[0] = 70000;  // 4-byte ids in some records
+    record::RecordFields fields;
+    fields.FileSource("corpus.jsonl", seq, seq * 10, seq);
+    std::string out;
+    EXPECT_TRUE(record::EncodeRecord(fields, v, &out).ok());
+    return out;
+  }
+
+  // Commits `batches` batches of 1 to 9 records to every partition, the
+  // partitions' open batches interleaved, with varying id counts (some
+  // records hold no ids, some are not token records).
+  void Write(TopicWriter& w, int batches) {
+    for (int b = 0; b < batches; ++b) {
+      for (uint32_t p = 0; p < kPartitions; ++p) {
+        const int records = 1 + static_cast<int>((seq_ * 7 + p) % 9);
+        for (int r = 0; r < records; ++r, ++seq_) {
+          const int ids = seq_ % 11 == 5 ? -1 : static_cast<int>((seq_ * 13 + p) % 40);
+          const std::string bytes = Record(ids, seq_);
+          auto dest = w.Reserve(PartitionId(p), bytes.size());
+          ASSERT_TRUE(dest.ok()) << dest.status().ToString();
+          std::memcpy(dest->data(), bytes.data(), bytes.size());
+          ids_[p].push_back(ids < 0 ? 0 : static_cast<uint64_t>(ids));
+        }
+      }
+      for (uint32_t p = 0; p < kPartitions; ++p) ASSERT_TRUE(w.Commit(PartitionId(p)).ok());
+    }
+  }
+
+  // Entry i of what TOKENS must hold.
+  std::vector<uint64_t> Expected(uint32_t p) const {
+    std::vector<uint64_t> sums;
+    uint64_t total = 0;
+    for (uint64_t n : ids_[p]) sums.push_back(total += n);
+    return sums;
+  }
+
+  std::string TokensPath(uint32_t p) const {
+    return JoinPath(dir_.path() + "/topics/t", f::PartitionDirName(PartitionId(p))) + "/TOKENS";
+  }
+
+  // The entries of TOKENS (after checking its header), or a failure.
+  std::vector<uint64_t> Entries(uint32_t p) const {
+    Result<std::string> bytes = ReadFileToString(FileSystem::Posix(), TokensPath(p));
+    EXPECT_TRUE(bytes.ok()) << bytes.status().ToString();
+    if (!bytes.ok() || bytes->size() < f::kTokenIndexHeaderSize) return {};
+    EXPECT_EQ(LoadLittleEndian<uint64_t>(bytes->data()), f::kTokenIndexMagic);
+    EXPECT_EQ(bytes->compare(0, 8, "TFTOKENS"), 0);
+    EXPECT_EQ(LoadLittleEndian<uint32_t>(bytes->data() + 8), 1u);
+    EXPECT_EQ(LoadLittleEndian<uint32_t>(bytes->data() + 12), 0u);
+    EXPECT_EQ((bytes->size() - f::kTokenIndexHeaderSize) % 8, 0u) << "no partial entry";
+    std::vector<uint64_t> entries;
+    for (size_t at = f::kTokenIndexHeaderSize; at + 8 <= bytes->size(); at += 8) {
+      entries.push_back(LoadLittleEndian<uint64_t>(bytes->data() + at));
+    }
+    return entries;
+  }
+
+  // ReadTokenIndex at every offset of the partition agrees with the records.
+  void ExpectReadsAgree(uint32_t p, uint64_t want_records_read) {
+    const std::vector<uint64_t> sums = Expected(p);
+    std::vector<Offset> offsets;
+    for (uint64_t o = 0; o <= sums.size(); ++o) offsets.emplace_back(o);
+    auto read = ReadTokenIndex(uri_, PartitionId(p), offsets);
+    ASSERT_TRUE(read.ok()) << read.status().ToString();
+    ASSERT_EQ(read->points.size(), offsets.size());
+    for (uint64_t o = 0; o <= sums.size(); ++o) {
+      EXPECT_EQ(read->points[o].records, o);
+      EXPECT_EQ(read->points[o].tokens, o == 0 ? 0 : sums[o - 1]) << "partition " << p << " offset " << o;
+    }
+    EXPECT_EQ(read->records_read, want_records_read);
+    EXPECT_EQ(read->bytes_read > 0, want_records_read > 0);
+  }
+
+  void Cut(uint32_t p, uint64_t size) {
+    auto file = FileSystem::Posix()->OpenWritable(TokensPath(p), FileSystem::WriteMode::kAppend);
+    ASSERT_TRUE(file.ok()) << file.status().ToString();
+    ASSERT_TRUE((*file)->Truncate(size).ok());
+  }
+  void Add(uint32_t p, std::string_view bytes) {
+    auto file = FileSystem::Posix()->OpenWritable(TokensPath(p), FileSystem::WriteMode::kAppend);
+    ASSERT_TRUE(file.ok()) << file.status().ToString();
+    ASSERT_TRUE((*file)->Append({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}).ok());
+  }
+  // Overwrites 8 bytes of TOKENS at `position`.
+  void Put64(uint32_t p, uint64_t position, uint64_t value) {
+    Result<std::string> bytes = ReadFileToString(FileSystem::Posix(), TokensPath(p));
+    ASSERT_TRUE(bytes.ok());
+    StoreLittleEndian<uint64_t>(bytes->data() + position, value);
+    ASSERT_TRUE(WriteFileAtomically(FileSystem::Posix(), TokensPath(p), *bytes).ok());
+  }
+  static std::string Entry64(uint64_t v) {
+    std::string s(8, '\0');
+    StoreLittleEndian<uint64_t>(s.data(), v);
+    return s;
+  }
+
+  ScopedTempDir dir_;
+  std::string uri_ = "log:" + dir_.path() + "/topics/t";
+  uint64_t seq_ = 0;
+  std::vector<uint64_t> ids_[kPartitions];
+};
+
+TEST_F(TokenIndexTest, TheWriterKeepsCumulativeIdsPerRecord) {
+  {
+    auto w = Open();
+    ASSERT_NE(w, nullptr);
+    // Several records per batch, through Reserve and Commit.
+    for (uint32_t p = 0; p < kPartitions; ++p) {
+      for (int r = 0; r < 5; ++r, ++seq_) {
+        const int ids = r == 2 ? -1 : 3 * r + static_cast<int>(p);
+        const std::string bytes = Record(ids, seq_);
+        auto dest = w->Reserve(PartitionId(p), bytes.size());
+        ASSERT_TRUE(dest.ok());
+        std::memcpy(dest->data(), bytes.data(), bytes.size());
+        ids_[p].push_back(ids < 0 ? 0 : static_cast<uint64_t>(ids));
+      }
+      ASSERT_TRUE(w->Commit(PartitionId(p)).ok());
+    }
+    Write(*w, 6);
+    ASSERT_TRUE(w->Close().ok());
+    EXPECT_TRUE(w->RecoveryNotes().empty());
+  }
+  {
+    auto w = Open();  // reopened: the index goes on where it was
+    ASSERT_NE(w, nullptr);
+    EXPECT_TRUE(w->RecoveryNotes().empty());
+    Write(*w, 3);
+    ASSERT_TRUE(w->Close().ok());
+  }
+  for (uint32_t p = 0; p < kPartitions; ++p) {
+    EXPECT_EQ(Entries(p), Expected(p)) << "partition " << p;
+    ExpectReadsAgree(p, 0);
+    // A range is two entries apart: [a, b) from the points at a and b.
+    const uint64_t end = ids_[p].size(), mid = end / 2;
+    std::vector<Offset> offsets = {Offset(0), Offset(mid), Offset(mid), Offset(end)};
+    auto read = ReadTokenIndex(uri_, PartitionId(p), offsets);
+    ASSERT_TRUE(read.ok()) << read.status().ToString();
+    const uint64_t first_half = std::accumulate(ids_[p].begin(), ids_[p].begin() + mid, uint64_t{0});
+    const uint64_t all = std::accumulate(ids_[p].begin(), ids_[p].end(), uint64_t{0});
+    EXPECT_EQ(read->points[0].tokens, 0u);
+    EXPECT_EQ(read->points[1].tokens, first_half);
+    EXPECT_EQ(read->points[2].tokens, first_half);
+    EXPECT_EQ(read->points[3].tokens, all);
+    EXPECT_EQ(read->points[3].records, end);
+    EXPECT_EQ(read->records_read, 0u);
+  }
+  auto none = ReadTokenIndex(uri_, PartitionId(0), {});
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->points.empty());
+}
+
+TEST_F(TokenIndexTest, AWriterOpenRepairsTheIndexToMatchTheLog) {
+  {
+    auto w = Open();
+    ASSERT_NE(w, nullptr);
+    Write(*w, 8);
+    ASSERT_TRUE(w->Close().ok());
+  }
+  for (uint32_t p = 0; p < kPartitions; ++p) ASSERT_GE(ids_[p].size(), 20u);
+  const uint64_t entries0 = ids_[0].size();
+  // Partition 0: removed (a topic written before the index existed).
+  ASSERT_TRUE(FileSystem::Posix()->RemoveFile(TokensPath(0)).ok());
+  // Partition 1: shorter by 7 records, then a torn half entry.
+  Cut(1, f::kTokenIndexHeaderSize + (ids_[1].size() - 7) * 8);
+  Add(1, "\x01\x02\x03");
+  // Partition 2: longer than the log (its tail was cut), with a torn entry.
+  Add(2, Entry64(1u << 30) + Entry64(1u << 31) + "\x05");
+  {
+    auto w = Open();
+    ASSERT_NE(w, nullptr);
+    EXPECT_TRUE(w->RecoveryNotes().empty()) << "routine repairs lose nothing and need no note";
+    ASSERT_TRUE(w->Close().ok());
+  }
+  for (uint32_t p = 0; p < kPartitions; ++p) {
+    EXPECT_EQ(Entries(p), Expected(p)) << "partition " << p;
+    ExpectReadsAgree(p, 0);
+  }
+  EXPECT_EQ(Entries(0).size(), entries0);
+
+  // Damage: a bad magic (0), a decreasing entry (1), a header cut short (2).
+  Put64(0, 0, 0x6b6361626d6f7267ull);
+  Put64(1, f::kTokenIndexHeaderSize + 8 * 10, 0);
+  Cut(2, 5);
+  {
+    auto w = Open();
+    ASSERT_NE(w, nullptr);
+    const std::vector<std::string> notes = w->RecoveryNotes();
+    ASSERT_EQ(notes.size(), 2u) << "a header cut short is a crash while the file was made, not damage";
+    EXPECT_NE(notes[0].find("partition 0"), std::string::npos) << notes[0];
+    EXPECT_NE(notes[0].find(TokensPath(0)), std::string::npos) << notes[0];
+    EXPECT_NE(notes[0].find("magic"), std::string::npos) << notes[0];
+    EXPECT_NE(notes[0].find("rebuilt"), std::string::npos) << notes[0];
+    EXPECT_NE(notes[1].find("partition 1"), std::string::npos) << notes[1];
+    EXPECT_NE(notes[1].find("entry 10"), std::string::npos) << notes[1];
+    EXPECT_NE(notes[1].find("rebuilt"), std::string::npos) << notes[1];
+    Write(*w, 2);  // and it goes on from the rebuilt entries
+    ASSERT_TRUE(w->Close().ok());
+  }
+  for (uint32_t p = 0; p < kPartitions; ++p) {
+    EXPECT_EQ(Entries(p), Expected(p)) << "partition " << p;
+    ExpectReadsAgree(p, 0);
+    EXPECT_FALSE(FileSystem::Posix()->Stat(TokensPath(p) + ".rebuild").ok()) << "no temporary file stays behind";
+  }
+}
+
+TEST_F(TokenIndexTest, AWriterRefusesANewerIndexAndALink) {
+  {
+    auto w = Open();
+    ASSERT_NE(w, nullptr);
+    Write(*w, 2);
+    ASSERT_TRUE(w->Close().ok());
+  }
+  const std::string path = TokensPath(0);
+  Result<std::string> before = ReadFileToString(FileSystem::Posix(), path);
+  ASSERT_TRUE(before.ok());
+  Put64(0, 8, 2);  // version 2, reserved 0
+  WriterConfig config;
+  config.partitions = kPartitions;
+  auto newer = OpenTopicWriter(uri_, config);
+  ASSERT_FALSE(newer.ok());
+  EXPECT_EQ(newer.status().code(), StatusCode::kUnsupported) << newer.status().ToString();
+  EXPECT_NE(newer.status().message().find(path), std::string::npos) << newer.status().ToString();
+  EXPECT_NE(newer.status().message().find("upgrade"), std::string::npos) << newer.status().ToString();
+
+  // A link in its place is never followed, neither written nor read through.
+  const std::string elsewhere = dir_.Join("elsewhere");
+  ASSERT_TRUE(WriteFileAtomically(FileSystem::Posix(), elsewhere, *before).ok());
+  ASSERT_TRUE(FileSystem::Posix()->RemoveFile(path).ok());
+  ASSERT_EQ(::symlink(elsewhere.c_str(), path.c_str()), 0);
+  auto linked = OpenTopicWriter(uri_, config);
+  ASSERT_FALSE(linked.ok());
+  EXPECT_EQ(linked.status().code(), StatusCode::kInvalidArgument) << linked.status().ToString();
+  EXPECT_NE(linked.status().message().find(path), std::string::npos) << linked.status().ToString();
+  auto read = ReadTokenIndex(uri_, PartitionId(0), std::vector<Offset>{Offset(1)});
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().code(), StatusCode::kInvalidArgument) << read.status().ToString();
+  EXPECT_EQ(ReadFileToString(FileSystem::Posix(), elsewhere).value(), *before);
+}
+
+TEST_F(TokenIndexTest, AReaderCountsWhatTheIndexLacksFromTheRecords) {
+  {
+    auto w = Open();
+    ASSERT_NE(w, nullptr);
+    Write(*w, 6);
+    ASSERT_TRUE(w->Close().ok());
+  }
+  // No index at all (no writer reopened): every record is read, nothing is written.
+  ASSERT_TRUE(FileSystem::Posix()->RemoveFile(TokensPath(0)).ok());
+  ExpectReadsAgree(0, ids_[0].size());
+  EXPECT_TRUE(FileSystem::Posix()->Stat(TokensPath(0)).status().IsNotFound()) << "readers never write the index";
+  // Shorter by 4 records and a torn entry (a writer that crashed, or is
+  // appending now): only those 4 are read.
+  Cut(1, f::kTokenIndexHeaderSize + (ids_[1].size() - 4) * 8 + 5);
+  ExpectReadsAgree(1, 4);
+  // A header cut short: no entries.
+  Cut(2, 9);
+  ExpectReadsAgree(2, ids_[2].size());
+  // Offsets below the index's end only: nothing is read.
+  auto covered = ReadTokenIndex(uri_, PartitionId(1), std::vector<Offset>{Offset(1), Offset(ids_[1].size() - 4)});
+  ASSERT_TRUE(covered.ok()) << covered.status().ToString();
+  EXPECT_EQ(covered->records_read, 0u);
+  EXPECT_EQ(covered->points[0].tokens, ids_[1][0]);
+}
+
+TEST_F(TokenIndexTest, AReaderReportsADamagedOrNewerIndexAndBadOffsets) {
+  {
+    auto w = Open();
+    ASSERT_NE(w, nullptr);
+    Write(*w, 6);
+    ASSERT_TRUE(w->Close().ok());
+  }
+  const uint64_t end = ids_[0].size();
+  const std::vector<Offset> all = {Offset(0), Offset(3), Offset(end)};
+  // Entry 3 made larger than the last: the reads at 3 and at the end disagree.
+  Put64(0, f::kTokenIndexHeaderSize + 8 * 2, uint64_t{1} << 40);
+  auto decreasing = ReadTokenIndex(uri_, PartitionId(0), all);
+  ASSERT_FALSE(decreasing.ok());
+  EXPECT_EQ(decreasing.status().code(), StatusCode::kCorruption) << decreasing.status().ToString();
+  EXPECT_NE(decreasing.status().message().find(TokensPath(0)), std::string::npos) << decreasing.status().ToString();
+  EXPECT_NE(decreasing.status().message().find("entry " + std::to_string(end - 1)), std::string::npos)
+      << decreasing.status().ToString();
+  EXPECT_NE(decreasing.status().message().find("entry 2"), std::string::npos) << decreasing.status().ToString();
+
+  Put64(1, 8, 7);  // version 7
+  auto newer = ReadTokenIndex(uri_, PartitionId(1), all);
+  ASSERT_FALSE(newer.ok());
+  EXPECT_EQ(newer.status().code(), StatusCode::kUnsupported) << newer.status().ToString();
+  EXPECT_NE(newer.status().message().find(TokensPath(1)), std::string::npos) << newer.status().ToString();
+
+  Put64(2, 0, 0);  // no magic
+  auto garbage = ReadTokenIndex(uri_, PartitionId(2), all);
+  ASSERT_FALSE(garbage.ok());
+  EXPECT_EQ(garbage.status().code(), StatusCode::kCorruption) << garbage.status().ToString();
+  EXPECT_NE(garbage.status().message().find(TokensPath(2)), std::string::npos) << garbage.status().ToString();
+
+  // Out of order, past the end, a partition the topic lacks, not a topic.
+  auto backwards = ReadTokenIndex(uri_, PartitionId(0), std::vector<Offset>{Offset(3), Offset(2)});
+  EXPECT_EQ(backwards.status().code(), StatusCode::kInvalidArgument) << backwards.status().ToString();
+  auto past = ReadTokenIndex(uri_, PartitionId(0), std::vector<Offset>{Offset(end + 1)});
+  EXPECT_EQ(past.status().code(), StatusCode::kOutOfRange) << past.status().ToString();
+  EXPECT_NE(past.status().message().find("partition 0"), std::string::npos) << past.status().ToString();
+  auto no_partition = ReadTokenIndex(uri_, PartitionId(kPartitions), std::vector<Offset>{Offset(0)});
+  EXPECT_EQ(no_partition.status().code(), StatusCode::kOutOfRange) << no_partition.status().ToString();
+  EXPECT_FALSE(ReadTokenIndex("nonsense", PartitionId(0), all).ok());
+}
+
+TEST_F(TokenIndexTest, AFailedIndexWriteNeverFailsACommit) {
+  FaultInjectionFileSystem fs;
+  {
+    auto w = Open(&fs);
+    ASSERT_NE(w, nullptr);
+    Write(*w, 2);
+    fs.InjectFault({.op = FaultInjectionFileSystem::Op::kAppend, .path_contains = "partition-00001/TOKENS",
+                    .error = 28, .skip = 0, .times = 1, .partial_bytes = 13});
+    Write(*w, 3);  // every Commit succeeds; partition 1's index stops
+    ASSERT_TRUE(w->Close().ok());
+  }
+  EXPECT_EQ(Entries(0), Expected(0));
+  ExpectReadsAgree(0, 0);
+  // Partition 1's index ends in the torn write (one entry and 5 bytes of
+  // the next): readers count the rest from the records.
+  auto size = FileSystem::Posix()->Stat(TokensPath(1));
+  ASSERT_TRUE(size.ok());
+  EXPECT_EQ((size->size - f::kTokenIndexHeaderSize) % 8, 5u);
+  const uint64_t indexed = (size->size - f::kTokenIndexHeaderSize) / 8;
+  ASSERT_LT(indexed, ids_[1].size());
+  ExpectReadsAgree(1, ids_[1].size() - indexed);
+  {
+    auto w = Open(&fs);  // and the next open catches up
+    ASSERT_NE(w, nullptr);
+    ASSERT_TRUE(w->Close().ok());
+  }
+  EXPECT_EQ(Entries(1), Expected(1));
+  ExpectReadsAgree(1, 0);
+}
+
+TEST_F(TokenIndexTest, APowerCutLosesIndexEntriesThatTheNextOpenRestores) {
+  FaultInjectionFileSystem fs;
+  {
+    auto w = Open(&fs);  // each batch synced (the default), the index never
+    ASSERT_NE(w, nullptr);
+    Write(*w, 5);
+    ASSERT_TRUE(fs.SimulatePowerCut().ok());
+  }
+  {
+    auto w = Open(&fs);
+    ASSERT_NE(w, nullptr);
+    ASSERT_TRUE(w->Close().ok());
+  }
+  for (uint32_t p = 0; p < kPartitions; ++p) {
+    EXPECT_EQ(Entries(p), Expected(p)) << "partition " << p;
+    ExpectReadsAgree(p, 0);
+  }
+}
+
+TEST(TokenIndexTransportTest, KafkaTopicsKeepNoIndexAndSaySo) {
+  EXPECT_TRUE(HasTokenIndex("log:/data/t"));
+  EXPECT_FALSE(HasTokenIndex("kafka://localhost:9092/t"));
+  EXPECT_FALSE(HasTokenIndex("not a topic"));
+  auto read = ReadTokenIndex("kafka://localhost:9092/t", PartitionId(0), std::vector<Offset>{Offset(0)});
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().code(), StatusCode::kUnsupported) << read.status().ToString();
+  EXPECT_NE(read.status().message().find("Kafka topics keep no token index"), std::string::npos)
+      << read.status().ToString();
+}
+
+TEST(RecordTokenCountTest, CountsTheIdsOfATokenRecordAndNothingElse) {
+  record::RecordFields fields;
+  fields.FileSource("f", 1, 0, 0);
+  std::string record;
+  const std::vector<uint32_t> ids = {1, 2, 3, 100000};
+  ASSERT_TRUE(record::EncodeRecord(fields, ids, &record).ok());
+  auto bytes = [](const std::string& s) { return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(s.data()), s.size()); };
+  EXPECT_EQ(RecordTokenCount(bytes(record)), 4u);
+  EXPECT_EQ(RecordTokenCount(bytes(record.substr(0, record.size() - 4))), 0u);
+  EXPECT_EQ(RecordTokenCount(bytes("")), 0u);
+  EXPECT_EQ(RecordTokenCount(bytes("plain text")), 0u);
+}
+
+}  // namespace
+}  // namespace tokenfeed::topic

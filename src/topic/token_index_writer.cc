@@ -1,0 +1,149 @@
+#include "topic/token_index_writer.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "base/little_endian.h"
+#include "log/log_format.h"
+#include "topic/token_index_file.h"
+
+namespace tokenfeed::topic {
+
+namespace f = log::format;
+
+namespace {
+
+std::string Num(uint64_t v) { return std::to_string(v); }
+
+// Entries buffered before a write while repairing (512 KiB).
+constexpr size_t kRepairChunkEntries = 64 << 10;
+
+// Appends the entries of offsets [from, end) to `out`, *total being entry
+// from - 1 (0 when from is 0): offsets below the partition's start hold no
+// records and add nothing; the others are read from the log.
+Status AddEntriesFromLog(log::TopicDirectory* topic, PartitionId partition, WritableFile* out, uint64_t from,
+                         Offset end, uint64_t* total) {
+  if (from >= end.value()) return Status::OK();
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<log::PartitionReader> reader, topic->OpenReader(partition));
+  const uint64_t start = reader->position().value();
+  std::vector<uint8_t> chunk;
+  chunk.reserve(kRepairChunkEntries * f::kTokenIndexEntrySize);
+  auto add = [&](uint64_t value) -> Status {
+    chunk.resize(chunk.size() + f::kTokenIndexEntrySize);
+    StoreLittleEndian<uint64_t>(chunk.data() + chunk.size() - f::kTokenIndexEntrySize, value);
+    if (chunk.size() < kRepairChunkEntries * f::kTokenIndexEntrySize) return Status::OK();
+    Status s = out->Append(chunk);
+    chunk.clear();
+    return s;
+  };
+  uint64_t next = from;
+  for (; next < std::min(start, end.value()); ++next) TF_RETURN_IF_ERROR(add(*total));
+  if (next < end.value()) TF_RETURN_IF_ERROR(reader->Seek(Offset(next)));
+  while (next < end.value()) {
+    TF_ASSIGN_OR_RETURN(log::BatchView batch, reader->Read(std::chrono::milliseconds(0)));
+    if (batch.empty()) {
+      return Status::Corruption(topic->uri() + " partition " + ToString(partition) + ": its records end at offset " +
+                                Num(next) + ", before the writer's end offset " + ToString(end) +
+                                ", while its token index was being repaired");
+    }
+    for (const log::LogRecord& r : batch) {
+      if (next >= end.value()) break;
+      *total += RecordTokenCount(r.bytes);
+      TF_RETURN_IF_ERROR(add(*total));
+      ++next;
+    }
+  }
+  return chunk.empty() ? Status::OK() : out->Append(chunk);
+}
+
+// A new TOKENS with the entries of offsets [0, end), written beside the old
+// one and renamed over it, so that a reader sees the old file or the new one.
+Status Rebuild(log::TopicDirectory* topic, PartitionId partition, const std::string& path, Offset end,
+               uint64_t* total) {
+  FileSystem* fs = topic->file_system();
+  const std::string temp = path + ".rebuild";
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> out, fs->OpenWritable(temp, FileSystem::WriteMode::kTruncate));
+  uint8_t header[f::kTokenIndexHeaderSize];
+  EncodeTokenIndexHeader(header);
+  *total = 0;
+  Status s = out->Append(header);
+  if (s.ok()) s = AddEntriesFromLog(topic, partition, out.get(), 0, end, total);
+  if (s.ok()) s = out->Close();
+  if (s.ok()) s = fs->Rename(temp, path);
+  if (!s.ok()) {
+    (void)fs->RemoveFile(temp);
+    return s;
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<TokenIndexWriter>> TokenIndexWriter::Open(log::TopicDirectory* topic, PartitionId partition,
+                                                                 Offset end, std::string* note) {
+  note->clear();
+  FileSystem* fs = topic->file_system();
+  const std::string path = topic->TokenIndexPath(partition);
+  auto context = [&](const Status& s) {
+    return s.WithContext(topic->uri() + " partition " + ToString(partition) + ": keeping the token index");
+  };
+
+  bool rebuild = false;
+  uint64_t keep = 0;   // entries of the file that stay
+  uint64_t total = 0;  // entry keep - 1
+  Result<TokenIndexFile> file = TokenIndexFile::Open(fs, path);
+  if (!file.ok()) {
+    const Status& s = file.status();
+    if (!s.IsNotFound() && !s.IsCorruption()) return context(s);  // a link, a newer version, I/O
+    rebuild = true;
+    if (s.IsCorruption()) *note = s.message();
+  } else if (file->torn_header()) {
+    rebuild = true;  // a crash while it was created: nothing was in it
+  } else {
+    keep = std::min(file->entry_count(), end.value());
+    Status order = file->CheckOrder(keep, &total);
+    if (order.IsCorruption()) {
+      rebuild = true;
+      *note = order.message();
+    } else if (!order.ok()) {
+      return context(order);
+    }
+  }
+
+  if (rebuild) {
+    Status s = Rebuild(topic, partition, path, end, &total);
+    if (!s.ok()) return context(s);
+    if (!note->empty()) *note += "; rebuilt it from the partition's records below offset " + ToString(end);
+  }
+  Result<std::unique_ptr<WritableFile>> out = fs->OpenWritable(path, FileSystem::WriteMode::kAppend);
+  if (!out.ok()) return context(out.status());
+  if (!rebuild) {
+    // Cut a torn entry and entries past the records, then add those missing.
+    const uint64_t want = f::kTokenIndexHeaderSize + keep * f::kTokenIndexEntrySize;
+    Status s = (*out)->Size() > want ? (*out)->Truncate(want) : Status::OK();
+    if (s.ok()) s = AddEntriesFromLog(topic, partition, out->get(), keep, end, &total);
+    if (!s.ok()) return context(s);
+  }
+  return std::unique_ptr<TokenIndexWriter>(new TokenIndexWriter(std::move(out).value(), total));
+}
+
+void TokenIndexWriter::Append(const log::BatchBuilder& batch) {
+  if (file_ == nullptr || batch.empty()) return;
+  entries_.resize(size_t{batch.record_count()} * f::kTokenIndexEntrySize);
+  uint8_t* p = entries_.data();
+  for (const log::LogRecord& r : batch.records()) {
+    total_ += RecordTokenCount(r.bytes);
+    StoreLittleEndian<uint64_t>(p, total_);
+    p += f::kTokenIndexEntrySize;
+  }
+  // Whatever part of the write landed is true; a torn last entry is ignored
+  // by readers and cut by the next Open.
+  if (!file_->Append(entries_).ok()) file_.reset();
+}
+
+void TokenIndexWriter::Close() {
+  if (file_ != nullptr) (void)file_->Close();
+  file_.reset();
+}
+
+}  // namespace tokenfeed::topic
