@@ -69,12 +69,12 @@ Result<TokenIndexRead> ReadLogTokenIndex(std::string_view uri, PartitionId parti
   for (size_t i = 0; i < offsets.size(); ++i) {
     if (i > 0 && offsets[i] < offsets[i - 1]) {
       return Status::InvalidArgument(label + ": the offsets asked of its token index must not decrease, but offset " +
-                                     ToString(offsets[i]) + " (number " + Num(i) + ") comes after " +
+                                     ToString(offsets[i]) + " (at index " + Num(i) + ") comes after " +
                                      ToString(offsets[i - 1]));
     }
     if (offsets[i].value() < start || offsets[i].value() > end) {
-      return Status::OutOfRange(label + ": offset " + ToString(offsets[i]) + " is outside the partition, which " +
-                                "holds offsets " + Num(start) + " to " + Num(end) + " (the end included here)");
+      return Status::OutOfRange(label + ": offset " + ToString(offsets[i]) + " is outside the partition: ask " +
+                                "for offsets from its start offset " + Num(start) + " to its end offset " + Num(end));
     }
   }
 
@@ -102,7 +102,10 @@ Result<TokenIndexRead> ReadLogTokenIndex(std::string_view uri, PartitionId parti
     if (x == 0) return std::optional<uint64_t>(0);
     TF_ASSIGN_OR_RETURN(std::optional<uint64_t> v, index->Entry(x - 1));
     if (!v) return v;
-    if (read_any && x - 1 >= last_entry && *v < last_value) return index->Decrease(last_entry, last_value, x - 1, *v);
+    if (read_any && x - 1 >= last_entry && *v < last_value) {
+      return Status::Corruption(label + ": " + index->Decrease(last_entry, last_value, x - 1, *v).message() +
+                                ". The next writer to open the partition rebuilds the index from its records");
+    }
     read_any = true;
     last_entry = x - 1;
     last_value = *v;

@@ -35,7 +35,7 @@ Result<TokenIndexFile> TokenIndexFile::Open(FileSystem* fs, const std::string& p
   Result<std::unique_ptr<RandomAccessFile>> opened = fs->OpenReadable(path);
   if (!opened.ok()) {
     if (opened.status().IsNotFound()) return Status::NotFound("token index '" + path + "' does not exist");
-    return opened.status().WithContext("token index '" + path + "'");
+    return opened.status().WithContext("token index");  // its message names the file
   }
   TokenIndexFile file(path, std::move(opened).value());
   TF_ASSIGN_OR_RETURN(uint64_t size, file.file_->Size());
@@ -78,7 +78,8 @@ Status TokenIndexFile::CheckOrder(uint64_t count, uint64_t* last) {
   for (uint64_t first = 0; first < count;) {
     const uint64_t n = std::min(count - first, kCheckChunkEntries);
     std::span<uint8_t> dest(chunk.data(), n * f::kTokenIndexEntrySize);
-    TF_ASSIGN_OR_RETURN(size_t got, file_->ReadAt(f::kTokenIndexHeaderSize + first * f::kTokenIndexEntrySize, dest));
+    const uint64_t position = f::kTokenIndexHeaderSize + first * f::kTokenIndexEntrySize;
+    TF_ASSIGN_OR_RETURN(size_t got, file_->ReadAt(position, dest));
     if (got < dest.size()) {
       return Status::Corruption("token index '" + path_ + "' ended at entry " + Num(first + got / f::kTokenIndexEntrySize) +
                                 " while it was read; it should hold " + Num(count));
@@ -97,8 +98,7 @@ Status TokenIndexFile::CheckOrder(uint64_t count, uint64_t* last) {
 Status TokenIndexFile::Decrease(uint64_t before, uint64_t before_value, uint64_t i, uint64_t value) const {
   return Status::Corruption("token index '" + path_ + "' is damaged: entry " + Num(i) + " (token ids through offset " +
                             Num(i) + ") is " + Num(value) + ", less than entry " + Num(before) + " before it (" +
-                            Num(before_value) + "), but entries never decrease. The next writer to open the " +
-                            "partition rebuilds the index from its records");
+                            Num(before_value) + "), but entries never decrease");
 }
 
 }  // namespace tokenfeed::topic

@@ -52,12 +52,13 @@ class TokenIndexFile {
   // the file and the first entry that is smaller than the one before it.
   Status CheckOrder(uint64_t count, uint64_t* last);
 
-  // The error for entry `i` holding `value` after entry `before` held
-  // `before_value` (a greater number).
+  // The Corruption for entry `i` holding `value` after entry `before` held
+  // `before_value` (a greater number), naming the file and both entries.
   Status Decrease(uint64_t before, uint64_t before_value, uint64_t i, uint64_t value) const;
 
  private:
-  TokenIndexFile(std::string path, std::unique_ptr<RandomAccessFile> file) : path_(std::move(path)), file_(std::move(file)) {}
+  TokenIndexFile(std::string path, std::unique_ptr<RandomAccessFile> file)
+      : path_(std::move(path)), file_(std::move(file)) {}
 
   std::string path_;
   std::unique_ptr<RandomAccessFile> file_;

@@ -418,7 +418,9 @@ TEST(RecordTokenCountTest, CountsTheIdsOfATokenRecordAndNothingElse) {
   std::string record;
   const std::vector<uint32_t> ids = {1, 2, 3, 100000};
   ASSERT_TRUE(record::EncodeRecord(fields, ids, &record).ok());
-  auto bytes = [](const std::string& s) { return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(s.data()), s.size()); };
+  auto bytes = [](const std::string& s) {
+    return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+  };
   EXPECT_EQ(RecordTokenCount(bytes(record)), 4u);
   EXPECT_EQ(RecordTokenCount(bytes(record.substr(0, record.size() - 4))), 0u);
   EXPECT_EQ(RecordTokenCount(bytes("")), 0u);

@@ -85,7 +85,9 @@ Result<std::unique_ptr<TokenIndexWriter>> TokenIndexWriter::Open(log::TopicDirec
   FileSystem* fs = topic->file_system();
   const std::string path = topic->TokenIndexPath(partition);
   auto context = [&](const Status& s) {
-    return s.WithContext(topic->uri() + " partition " + ToString(partition) + ": keeping the token index");
+    const std::string label = topic->uri() + " partition " + ToString(partition);
+    const bool says_so = s.message().find("token index") != std::string::npos;
+    return s.WithContext(says_so ? label : label + ": keeping the token index '" + path + "'");
   };
 
   bool rebuild = false;
