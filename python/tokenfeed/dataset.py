@@ -140,7 +140,9 @@ class TokenDataset(IterableDataset):
     - ``shards``: 1 (default): every rank reads every record of the sources
       (any world size). S > 1: the stream is S shards and each rank reads only
       its own (about 1/world_size of the records); world_size must divide S,
-      ``epochs`` must be 0, and ``state_dict()`` holds this rank's shards:
+      ``epochs`` N > 0 ends after the step by which every shard has made its
+      N passes (found from the topics' token index, which Kafka topics lack:
+      there ``epochs`` must be 0), and ``state_dict()`` holds this rank's shards:
       each rank saves its own, and ``tokenfeed.merge_states`` joins all ranks'
       for a restart with another world size (docs/loader.md, "Shards").
     - ``follow``: True reads a live topic: records appended while training

@@ -23,12 +23,14 @@
 #include "loader/loader_state.h"
 #include "loader/prefetcher.h"
 #include "loader/row_packer.h"
+#include "loader/sharded_end.h"
 #include "loader/source_mixer.h"
 #include "loader/source_stream.h"
 #include "loader/step_replayer.h"
 #include "metrics/metrics_http_server.h"
 #include "tokenfeed/loader.h"
 #include "tokenfeed/record.h"
+#include "tokenfeed/token_index.h"
 #include "tokenfeed/topic.h"
 
 namespace tokenfeed {
@@ -171,6 +173,10 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
       shards_.push_back(std::move(opened));
     }
     ConfigureStreams();
+    if (finite_sharded()) {
+      TF_ASSIGN_OR_RETURN(block_lengths_, ReadBlockLengths(snapshot_));
+      SetRoundEnd();
+    }
     fingerprint_ = loader::Fingerprint(Settings());
     state_ = StateJson(0);
     consumed_ = ConsumedNow();
@@ -286,6 +292,11 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
                                      "): choose sizes whose product divides it");
     }
     if (!o_.follow) TF_RETURN_IF_ERROR(CheckSourcesHoldRecords(o_.sources, state.snapshot));
+    // A finite sharded run's end on another snapshot: its blocks' lengths.
+    std::optional<std::vector<loader::SourceBlockLengths>> new_lengths;
+    if (finite_sharded() && state.snapshot != snapshot_) {
+      TF_ASSIGN_OR_RETURN(new_lengths, ReadBlockLengths(state.snapshot));
+    }
     StopThread();
     // Copies: the state's parts are about to be moved from.
     std::vector<std::vector<uint64_t>> saved_mixers;
@@ -312,8 +323,10 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
       snapshot_ = std::move(state.snapshot);
       shards_ = std::move(rebuilt);
     }
+    if (new_lengths) block_lengths_ = std::move(*new_lengths);
     epoch_base_ = state.epoch_base;
     ConfigureStreams();
+    SetRoundEnd();
     // A state without the counts of one of this rank's shards (written
     // before them) counts every shard from its position.
     bool counted = true;
@@ -428,11 +441,12 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
  private:
   // Each stream's end (the round's last epoch) and, with several sources,
   // its permission to read on while another source has passes to make.
-  // (Sharded streams never end: epochs is 0 there.)
+  // (Sharded streams never end.)
   void ConfigureStreams() {
     for (size_t i = 0; i < shards_.size(); ++i) {
       for (uint32_t s = 0; s < shards_[i].streams.size(); ++s) {
-        shards_[i].streams[s]->SetEpochEnd(o_.epochs == 0 ? 0 : epoch_base_ + o_.epochs);
+        // A shard's stream is endless: a finite sharded run ends by step (SetRoundEnd).
+        shards_[i].streams[s]->SetEpochEnd(o_.epochs == 0 || o_.shards > 1 ? 0 : epoch_base_ + o_.epochs);
         shards_[i].streams[s]->SetRepeatGate([this, i, s] { return AnotherSourceHasPassesToMake(shards_[i], s); });
       }
     }
@@ -441,6 +455,11 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
   // Each source from the start of an epoch none has started (the stream
   // ended: Loader::StartNextRound, or a replay passing a round's end).
   void BeginNextRound() {
+    if (o_.shards > 1) {  // the shards' streams go on; the round owes N more passes
+      epoch_base_ += o_.epochs;
+      SetRoundEnd();
+      return;
+    }
     uint64_t base = epoch_base_;
     for (const auto& s : shards_[0].streams) base = std::max(base, s->position().epoch);
     epoch_base_ = base + 1;  // epochs no source has started: each is reshuffled
@@ -462,6 +481,84 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
       if (shard.streams[t]->position().epoch < shard.streams[t]->epoch_end()) return true;
     }
     return false;
+  }
+
+  bool finite_sharded() const { return o_.shards > 1 && o_.epochs > 0; }
+
+  // Each source's blocks on `snapshot` and their lengths, from the sources'
+  // token index: two reads of it per block boundary, no record (unless the
+  // index lacks some, topic/token_index.h; what that read is counted in
+  // records_read and bytes_read).
+  Result<std::vector<loader::SourceBlockLengths>> ReadBlockLengths(const loader::Snapshot& snapshot) {
+    std::vector<loader::SourceBlockLengths> out;
+    for (uint32_t s = 0; s < o_.sources.size(); ++s) {
+      loader::SourceBlockLengths src;
+      src.blocks = loader::MakeBlocks(snapshot.sources[s].partitions, BlockRecordsOf(s));
+      src.records.resize(src.blocks.size());
+      src.tokens.resize(src.blocks.size());
+      if (o_.sources[s].weight > 0) {
+        // MakeBlocks lists them partition by partition, in offset order.
+        size_t b = 0;
+        while (b < src.blocks.size()) {
+          const uint32_t p = src.blocks[b].partition;
+          size_t e = b;
+          std::vector<Offset> offsets;
+          for (; e < src.blocks.size() && src.blocks[e].partition == p; ++e) offsets.push_back(Offset(src.blocks[e].offset));
+          offsets.push_back(Offset(src.blocks[e - 1].offset + src.blocks[e - 1].count));
+          TF_ASSIGN_OR_RETURN(topic::TokenIndexRead read,
+                              topic::ReadTokenIndex(o_.sources[s].uri, PartitionId(p), offsets, topic_config_));
+          if (read.points.size() != offsets.size()) {
+            return Status::Internal("the token index of " + o_.sources[s].uri + " answered " +
+                                    std::to_string(read.points.size()) + " of " + std::to_string(offsets.size()) +
+                                    " offsets");
+          }
+          for (size_t k = 0; k + 1 < offsets.size(); ++k) {
+            const topic::IndexPoint& a = read.points[k];
+            const topic::IndexPoint& z = read.points[k + 1];
+            if (z.records < a.records || z.tokens < a.tokens) {
+              return Status::Corruption("the token index of " + o_.sources[s].uri + " partition " +
+                                      std::to_string(p) + " decreases between offsets " +
+                                      ToString(offsets[k]) + " and " + ToString(offsets[k + 1]));
+            }
+            src.records[b + k] = z.records - a.records;
+            src.tokens[b + k] = z.tokens - a.tokens;
+          }
+          index_records_read_ += read.records_read;
+          index_bytes_read_ += read.bytes_read;
+          b = e;
+        }
+      }
+      out.push_back(std::move(src));
+    }
+    return out;
+  }
+
+  // The current round's end (block_lengths_, epoch_base_): the step after
+  // the one that holds the last sample the round owes.
+  void SetRoundEnd() {
+    if (!finite_sharded()) return;
+    loader::ShardedEndInput in;
+    in.sources = block_lengths_;
+    for (const LoaderSource& src : o_.sources) in.weights.push_back(src.weight);
+    in.shards = o_.shards;
+    in.window_blocks = o_.window_blocks;
+    in.shuffle = o_.shuffle;
+    in.seed = o_.seed;
+    in.passes = epoch_base_ + o_.epochs;
+    in.seq_len = o_.seq_len;
+    in.pack = o_.pack;
+    in.added_per_document = (o_.bos_id ? 1 : 0) + (o_.eos_id ? 1 : 0);
+    round_end_ = loader::ComputeShardedEnd(in);
+    const uint64_t per_step = uint64_t{o_.batch_size} * o_.world_size;
+    round_end_step_ = (round_end_.samples + per_step - 1) / per_step;
+    // No window past what the round takes is read ahead: at the end, a
+    // shard has read only what its samples hold, up to whole windows.
+    const uint64_t samples = round_end_step_ * per_step;
+    for (Shard& shard : shards_) {
+      const uint64_t mine = samples > shard.index ? (samples - shard.index + o_.shards - 1) / o_.shards : 0;
+      const std::vector<uint64_t> last = loader::LastWindows(in, shard.index, mine);
+      for (size_t s = 0; s < shard.streams.size(); ++s) shard.streams[s]->SetReadAheadEnd(last[s]);
+    }
   }
 
   // Shard `index` of every source, on `snapshot`.
@@ -491,7 +588,7 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
     c.window_blocks = o_.window_blocks;
     c.shuffle = o_.shuffle;
     c.seed = o_.seed;
-    c.epochs = o_.epochs;
+    c.epochs = o_.shards > 1 ? 0 : o_.epochs;  // a shard's stream is endless
     c.follow = o_.follow;
     c.follow_timeout = std::chrono::milliseconds(o_.follow_timeout_ms);
     c.bos = o_.bos_id;
@@ -624,7 +721,7 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
           }
         }
       }
-      read_ = {records_read, bytes_read};
+      read_ = {records_read + index_records_read_.load(), bytes_read + index_bytes_read_.load()};
       for (const auto& s : shards_[0].streams) {
         const uint64_t epoch = s->position().epoch;
         epochs_completed_.push_back(epoch > epoch_base_ ? epoch - epoch_base_ : 0);
@@ -665,7 +762,7 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
   // *ended_source the source that ran out.
   Result<std::optional<Batch>> ProduceStep(std::optional<uint32_t>* ended_source) {
     const uint32_t B = o_.batch_size, W = o_.world_size;
-    if (o_.shards > 1) return ProduceShardedStep(B, W);
+    if (o_.shards > 1) return ProduceShardedStep(B, W, ended_source);
     Shard& shard = shards_[0];
     Batch batch = packer_.StartBatch(B, next_step_);
     // Work on copies of the positions: a step that cannot be filled leaves
@@ -702,8 +799,13 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
   // Sharded: global sample j of the step comes from shard j % shards, and
   // rank r takes the j with j % world_size == r -- exactly the samples of its
   // own shards (world_size divides shards), in the order of j. The streams
-  // never end (epochs=0), so every row is filled or the step fails.
-  Result<std::optional<Batch>> ProduceShardedStep(uint32_t B, uint32_t W) {
+  // never end, so every row is filled or the step fails; a finite run ends
+  // by step, after the one that holds its last owed sample (SetRoundEnd).
+  Result<std::optional<Batch>> ProduceShardedStep(uint32_t B, uint32_t W, std::optional<uint32_t>* ended_source) {
+    if (finite_sharded() && next_step_ >= round_end_step_) {
+      *ended_source = round_end_.source;
+      return std::optional<Batch>();
+    }
     Batch batch = packer_.StartBatch(B, next_step_);
     const uint64_t first = next_step_ * B * W;
     for (uint32_t row = 0; row < B; ++row) {
@@ -731,7 +833,13 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
   std::vector<Shard> shards_;
   std::string fingerprint_;
   uint64_t next_step_ = 0;   // owned by the prefetch thread while it runs
-  uint64_t epoch_base_ = 0;  // the first epoch of the current round
+  uint64_t epoch_base_ = 0;  // the first epoch of the current round (sharded: passes of the rounds before)
+  // A finite sharded run: each source's blocks' lengths on snapshot_, the
+  // current round's end, and what reading the token index read of records.
+  std::vector<loader::SourceBlockLengths> block_lengths_;
+  loader::ShardedEnd round_end_;
+  uint64_t round_end_step_ = 0;
+  std::atomic<uint64_t> index_records_read_{0}, index_bytes_read_{0};  // any thread
 
   loader::Prefetcher prefetcher_;
   std::atomic<uint64_t> stream_bytes_{0};
@@ -799,8 +907,15 @@ Status ValidateLoaderOptions(const LoaderOptions& o) {
   }
   if (o.shards > 1) {
     if (o.epochs != 0) {
-      return bad("shards=" + std::to_string(o.shards) + " needs epochs=0: a rank reads only its shards, so it "
-                 "cannot know where the others end; bound the run by steps, or use shards=1");
+      // Where the other ranks' shards end comes from the token index.
+      for (const auto& s : o.sources) {
+        if (s.weight > 0 && !topic::HasTokenIndex(s.uri)) {
+          return bad("shards=" + std::to_string(o.shards) + " with epochs=" + std::to_string(o.epochs) +
+                     " needs a token index of every source, to know where the other ranks' shards end without "
+                     "reading them, and " + s.uri + " keeps none (Kafka topics do not yet): use epochs=0 and "
+                     "bound the run by steps, or shards=1");
+        }
+      }
     }
     if (o.shards % o.world_size != 0) {
       return bad("world_size " + std::to_string(o.world_size) + " does not divide shards=" +

@@ -496,6 +496,7 @@ void SourceStream::StartPrefetch() {
     window = 0;
   }
   if (epoch_end_ != 0 && epoch >= epoch_end_ && !(repeat_ && repeat_())) return;
+  if (sharded() && window > read_ahead_end_) return;
   next_window_bytes_ = next_window_.capacity_bytes();
   // The epoch plans are touched by the prefetch thread alone until joined.
   try {

@@ -91,6 +91,10 @@ class SourceStream {
   void SetEpochEnd(uint64_t end) { epoch_end_ = end; }
   uint64_t epoch_end() const { return epoch_end_; }
   void SetRepeatGate(std::function<bool()> repeat) { repeat_ = std::move(repeat); }
+  // Sharded: windows past `window` (this shard's) are not read ahead, only
+  // when needed: a finite run's last window in its round (sharded_end.h).
+  // UINT64_MAX: read ahead always.
+  void SetReadAheadEnd(uint64_t window) { read_ahead_end_ = window; }
   // Makes the current document available, reading windows and starting
   // epochs as needed. false: the last epoch is done. Errors name the URI,
   // partition and offset; a source whose records hold no token at all is
@@ -265,6 +269,7 @@ class SourceStream {
   std::vector<std::unique_ptr<topic::PartitionCursor>> cursors_;
   SourcePosition pos_;
   uint64_t epoch_end_ = 0;
+  uint64_t read_ahead_end_ = UINT64_MAX;
   std::function<bool()> repeat_;
   bool loaded_ = false;  // cur_window_ is pos_'s window
   bool cheap_snapshot_check_ = false;  // topic::TransportHints of the source's URI
