@@ -69,8 +69,10 @@ struct LoaderOptions {
   // its own, global sample j taken from shard j % S -- and rank r reads only
   // the shards s with s % world_size == r, so all ranks together read each
   // record about once. world_size must divide S (the world sizes a run can
-  // move between are the divisors of S), epochs must be 0 (a rank cannot
-  // know where another's shards end without reading them), and State() holds
+  // move between are the divisors of S), epochs N > 0 ends after the step by
+  // which every shard has made its N passes -- found from the sources' token
+  // index (token_index.h) without reading another rank's shards, so Kafka
+  // sources, which keep none yet, need epochs 0 -- and State() holds
   // this rank's shards only: merge all ranks' states (MergeLoaderStates) to
   // restart with another world size. docs/loader.md, "Shards".
   uint32_t shards = 1;

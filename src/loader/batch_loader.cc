@@ -175,7 +175,7 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
     ConfigureStreams();
     if (finite_sharded()) {
       TF_ASSIGN_OR_RETURN(block_lengths_, ReadBlockLengths(snapshot_));
-      SetRoundEnd();
+      TF_RETURN_IF_ERROR(SetRoundEnd());
     }
     fingerprint_ = loader::Fingerprint(Settings());
     state_ = StateJson(0);
@@ -294,8 +294,13 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
     if (!o_.follow) TF_RETURN_IF_ERROR(CheckSourcesHoldRecords(o_.sources, state.snapshot));
     // A finite sharded run's end on another snapshot: its blocks' lengths.
     std::optional<std::vector<loader::SourceBlockLengths>> new_lengths;
-    if (finite_sharded() && state.snapshot != snapshot_) {
-      TF_ASSIGN_OR_RETURN(new_lengths, ReadBlockLengths(state.snapshot));
+    if (finite_sharded()) {
+      if (state.snapshot != snapshot_) {
+        TF_ASSIGN_OR_RETURN(new_lengths, ReadBlockLengths(state.snapshot));
+      }
+      // Where its round ends (so that setting it below cannot fail).
+      TF_RETURN_IF_ERROR(loader::ComputeShardedEnd(EndInput(new_lengths ? *new_lengths : block_lengths_,
+                                                            state.epoch_base)).status());
     }
     StopThread();
     // Copies: the state's parts are about to be moved from.
@@ -326,7 +331,7 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
     if (new_lengths) block_lengths_ = std::move(*new_lengths);
     epoch_base_ = state.epoch_base;
     ConfigureStreams();
-    SetRoundEnd();
+    (void)SetRoundEnd();  // computed above
     // A state without the counts of one of this rank's shards (written
     // before them) counts every shard from its position.
     bool counted = true;
@@ -356,7 +361,11 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
                                                : "the stream has not ended: take its batches to the end first");
     }
     StopThread();
-    BeginNextRound();
+    const Status began = BeginNextRound();
+    if (!began.ok()) {
+      terminal_ = began;
+      return began;
+    }
     std::lock_guard lock(metrics_mu_);
     state_ = StateJson(next_step_);
     terminal_.reset();
@@ -380,7 +389,8 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
     Result<std::optional<Batch>> step = ProduceStep(&ended);
     if (step.ok() && !*step) {  // the round ended here: the next one begins, as StartNextRound does
       if (pieces != nullptr) pieces->clear();  // noted for rows of the step that could not be filled
-      BeginNextRound();
+      const Status began = BeginNextRound();
+      if (!began.ok()) return began;
       step = ProduceStep(&ended);
       if (step.ok() && !*step) {
         step = Status::InvalidArgument("the sources hold less than one global step of " +
@@ -454,17 +464,25 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
 
   // Each source from the start of an epoch none has started (the stream
   // ended: Loader::StartNextRound, or a replay passing a round's end).
-  void BeginNextRound() {
-    if (o_.shards > 1) {  // the shards' streams go on; the round owes N more passes
-      epoch_base_ += o_.epochs;
-      SetRoundEnd();
-      return;
+  Status BeginNextRound() {
+    if (o_.shards > 1) {
+      // The shards' streams go on; the round owes N more passes. Where the
+      // shards had read on that far already (a source of few blocks, next
+      // to a large one), the round would hold no step: it joins the next.
+      // Within `shards` passes every shard gets a block.
+      const uint64_t from = epoch_base_;
+      do {
+        epoch_base_ += o_.epochs;
+        TF_RETURN_IF_ERROR(SetRoundEnd());
+      } while (round_end_step_ <= next_step_ && epoch_base_ - from <= uint64_t{o_.shards} * o_.epochs);
+      return Status::OK();
     }
     uint64_t base = epoch_base_;
     for (const auto& s : shards_[0].streams) base = std::max(base, s->position().epoch);
     epoch_base_ = base + 1;  // epochs no source has started: each is reshuffled
     ConfigureStreams();
     for (const auto& s : shards_[0].streams) s->Seek({epoch_base_, 0, 0, 0});
+    return Status::OK();
   }
 
   // This rank's row `row` from stream `s`; while replaying, its pieces are noted.
@@ -533,22 +551,30 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
     return out;
   }
 
-  // The current round's end (block_lengths_, epoch_base_): the step after
-  // the one that holds the last sample the round owes.
-  void SetRoundEnd() {
-    if (!finite_sharded()) return;
+  // What finds the end of the round that began after `epoch_base` passes.
+  loader::ShardedEndInput EndInput(const std::vector<loader::SourceBlockLengths>& lengths,
+                                   uint64_t epoch_base) const {
     loader::ShardedEndInput in;
-    in.sources = block_lengths_;
+    in.sources = lengths;
     for (const LoaderSource& src : o_.sources) in.weights.push_back(src.weight);
     in.shards = o_.shards;
     in.window_blocks = o_.window_blocks;
     in.shuffle = o_.shuffle;
     in.seed = o_.seed;
-    in.passes = epoch_base_ + o_.epochs;
+    in.passes = epoch_base + o_.epochs;
     in.seq_len = o_.seq_len;
     in.pack = o_.pack;
     in.added_per_document = (o_.bos_id ? 1 : 0) + (o_.eos_id ? 1 : 0);
-    round_end_ = loader::ComputeShardedEnd(in);
+    in.peeks_past_row = o_.cross_document_labels;
+    return in;
+  }
+
+  // The current round's end (block_lengths_, epoch_base_): the step after
+  // the one that holds the last sample the round owes.
+  Status SetRoundEnd() {
+    if (!finite_sharded()) return Status::OK();
+    const loader::ShardedEndInput in = EndInput(block_lengths_, epoch_base_);
+    TF_ASSIGN_OR_RETURN(round_end_, loader::ComputeShardedEnd(in));
     const uint64_t per_step = uint64_t{o_.batch_size} * o_.world_size;
     round_end_step_ = (round_end_.samples + per_step - 1) / per_step;
     // No window past what the round takes is read ahead: at the end, a
@@ -556,9 +582,10 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
     const uint64_t samples = round_end_step_ * per_step;
     for (Shard& shard : shards_) {
       const uint64_t mine = samples > shard.index ? (samples - shard.index + o_.shards - 1) / o_.shards : 0;
-      const std::vector<uint64_t> last = loader::LastWindows(in, shard.index, mine);
-      for (size_t s = 0; s < shard.streams.size(); ++s) shard.streams[s]->SetReadAheadEnd(last[s]);
+      const auto last = loader::LastWindows(in, shard.index, mine);
+      for (size_t s = 0; s < shard.streams.size(); ++s) shard.streams[s]->SetReadAheadEnd(last[s].first, last[s].second);
     }
+    return Status::OK();
   }
 
   // Shard `index` of every source, on `snapshot`.
@@ -571,6 +598,7 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
       c.partitions = snapshot.sources[s].partitions;
       c.shard = index;
       c.shards = o_.shards;
+      c.pass_windows = finite_sharded();
       TF_ASSIGN_OR_RETURN(auto stream, SourceStream::Open(std::move(c)));
       shard.streams.push_back(std::move(stream));
       weights.push_back(o_.sources[s].weight);

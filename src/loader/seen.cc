@@ -107,8 +107,19 @@ Result<SeenReport> Seen(const std::string& state_json, const SeenOptions& option
       // A pass completed: every record was consumed whole.
       if (stream->windows_per_epoch() != UINT64_MAX && p.epoch > 0) out.all = true;
       if (out.all) continue;
-      // The windows passed in the position's epoch (a shard's or a followed
-      // stream's windows are one sequence, numbered in epoch 0).
+      // A shard with windows within passes (a finite sharded run): every
+      // window of its passes before the position's.
+      if (stream->config().pass_windows) {
+        for (uint64_t e = 0; e < p.epoch; ++e) {
+          for (uint64_t w = 0; w < stream->WindowsIn(e); ++w) {
+            for (const loader::Block& b : stream->WindowBlocks(e, w)) {
+              out.whole[b.partition].emplace_back(b.offset, b.offset + b.count);
+            }
+          }
+        }
+      }
+      // The windows passed in the position's epoch (an endless shard's or a
+      // followed stream's windows are one sequence, numbered in epoch 0).
       for (uint64_t w = 0; w < p.window; ++w) {
         for (const loader::Block& b : stream->WindowBlocks(p.epoch, w)) {
           out.whole[b.partition].emplace_back(b.offset, b.offset + b.count);

@@ -1,82 +1,81 @@
 #include "loader/sharded_end.h"
 
 #include <algorithm>
+#include <cmath>
+#include <string>
 
 #include "loader/source_mixer.h"
 
 namespace tokenfeed::loader {
 namespace {
 
+constexpr uint64_t kMaxDraws = uint64_t{1} << 34;
+
+// A document's rows: packed, its tokens with BOS/EOS; unpacked, one row.
+uint64_t Laid(const ShardedEndInput& in, const SourceBlockLengths& src, uint32_t b) {
+  return in.pack ? src.tokens[b] + src.records[b] * in.added_per_document : src.records[b];
+}
+
 // Per shard: the samples source `source` owes, i.e. those that hold the
-// tokens of the shard's windows up to the one with its last block of the
-// passes.
+// shard's blocks among the passes' positions.
 std::vector<uint64_t> SamplesOwed(const ShardedEndInput& in, uint32_t source) {
   const SourceBlockLengths& src = in.sources[source];
-  const uint64_t S = in.shards, wb = in.window_blocks, nb = src.blocks.size();
-  std::vector<uint64_t> owed(S, 0);
-  if (nb == 0) return owed;
-  const uint64_t positions = in.passes * nb;  // of the endless sequence, in the passes
-  // Shard s holds positions s, s + S, ...; it owes its windows through the
-  // one holding its last position below `positions`.
-  std::vector<uint64_t> local_blocks(S, 0);
-  uint64_t last = 0;  // the last position any shard owes
-  for (uint64_t s = 0; s < S; ++s) {
-    if (positions <= s) continue;
-    const uint64_t m_last = (positions - 1 - s) / S;
-    local_blocks[s] = (m_last / wb + 1) * wb;
-    last = std::max(last, s + (local_blocks[s] - 1) * S);
-  }
-  std::vector<uint64_t> tokens(S, 0), records(S, 0);
+  const uint64_t S = in.shards, nb = src.blocks.size();
+  std::vector<uint64_t> laid(S, 0);
   std::vector<uint32_t> order;
-  uint64_t order_epoch = UINT64_MAX;
-  for (uint64_t g = 0; g <= last; ++g) {
-    const uint64_t s = g % S;
-    if (g / S >= local_blocks[s]) continue;
-    const uint64_t epoch = g / nb;
-    if (epoch != order_epoch) {
-      order = EpochBlockOrder(src.blocks, in.shuffle, in.seed, source, epoch);
-      order_epoch = epoch;
-    }
-    const uint32_t b = order[g % nb];
-    tokens[s] += src.tokens[b];
-    records[s] += src.records[b];
+  for (uint64_t epoch = 0; epoch < in.passes && nb > 0; ++epoch) {
+    order = EpochBlockOrder(src.blocks, in.shuffle, in.seed, source, epoch);
+    for (uint64_t i = 0; i < nb; ++i) laid[(epoch * nb + i) % S] += Laid(in, src, order[i]);
   }
-  for (uint64_t s = 0; s < S; ++s) {
-    if (in.pack) {
-      const uint64_t laid = tokens[s] + records[s] * in.added_per_document;
-      owed[s] = (laid + in.seq_len - 1) / in.seq_len;
-    } else {
-      owed[s] = records[s];  // a row per document
-    }
+  if (in.pack) {
+    for (uint64_t& l : laid) l = (l + in.seq_len - 1) / in.seq_len;
   }
-  return owed;
+  return laid;
 }
 
 }  // namespace
 
-ShardedEnd ComputeShardedEnd(const ShardedEndInput& in) {
+Result<ShardedEnd> ComputeShardedEnd(const ShardedEndInput& in) {
   const uint32_t sources = static_cast<uint32_t>(in.sources.size());
   std::vector<std::vector<uint64_t>> owed(sources);  // by source, then shard
+  std::vector<uint64_t> most(sources, 0);            // by source: the most any shard owes
+  double total_weight = 0;
+  for (double w : in.weights) total_weight += w;
   for (uint32_t i = 0; i < sources; ++i) {
-    if (in.weights[i] > 0) owed[i] = SamplesOwed(in, i);
+    if (in.weights[i] <= 0) continue;
+    owed[i] = SamplesOwed(in, i);
+    most[i] = *std::max_element(owed[i].begin(), owed[i].end());
+    const double draws = static_cast<double>(most[i]) * total_weight / in.weights[i];
+    if (draws > static_cast<double>(kMaxDraws)) {
+      return Status::InvalidArgument("source " + std::to_string(i) + "'s weight " + std::to_string(in.weights[i]) +
+                                     " is too small a share for its " + std::to_string(most[i]) +
+                                     " samples a shard: the run would take more than 2^34 samples a shard; "
+                                     "raise it, or bound the run by steps (epochs=0)");
+    }
+  }
+  // Every shard's mixer draws the same sequence from its start: one run of
+  // it gives, per source, the draw at which its count reaches each value.
+  std::vector<std::vector<uint64_t>> reached(sources);  // by source: draw (1-based) of its c-th sample
+  SourceMixer mixer(in.weights);
+  uint32_t pending = 0;
+  for (uint32_t i = 0; i < sources; ++i) pending += most[i] > 0 ? 1 : 0;
+  for (uint64_t drawn = 1; pending > 0; ++drawn) {
+    const size_t i = mixer.Next();
+    if (reached[i].size() < most[i]) {
+      reached[i].push_back(drawn);
+      if (reached[i].size() == most[i]) --pending;
+    }
   }
   ShardedEnd end;
   for (uint32_t s = 0; s < in.shards; ++s) {
-    // The shard's own mixer, from its start, until every source has been
-    // drawn as often as it owes.
-    SourceMixer mixer(in.weights);
-    uint32_t pending = 0;
+    uint64_t drawn = 0;
     uint32_t last_source = 0;
     for (uint32_t i = 0; i < sources; ++i) {
-      if (in.weights[i] > 0 && owed[i][s] > 0) ++pending;
-    }
-    uint64_t drawn = 0;
-    while (pending > 0) {
-      const size_t i = mixer.Next();
-      ++drawn;
-      if (mixer.counts()[i] == owed[i][s]) {
-        --pending;
-        last_source = static_cast<uint32_t>(i);
+      if (owed[i].empty() || owed[i][s] == 0) continue;
+      const uint64_t at = reached[i][owed[i][s] - 1];
+      if (at > drawn) {
+        drawn = at;
+        last_source = i;
       }
     }
     if (drawn == 0) continue;
@@ -87,35 +86,40 @@ ShardedEnd ComputeShardedEnd(const ShardedEndInput& in) {
   return end;
 }
 
-std::vector<uint64_t> LastWindows(const ShardedEndInput& in, uint32_t shard, uint64_t samples) {
+std::vector<std::pair<uint64_t, uint64_t>> LastWindows(const ShardedEndInput& in, uint32_t shard, uint64_t samples) {
+  constexpr std::pair<uint64_t, uint64_t> kUnknown{UINT64_MAX, UINT64_MAX};
   const uint32_t sources = static_cast<uint32_t>(in.sources.size());
+  std::vector<std::pair<uint64_t, uint64_t>> last(sources, kUnknown);
+  // Unpacked without BOS/EOS, a record with no ids makes no row: rows do not
+  // follow from lengths.
+  if (!in.pack && in.added_per_document == 0) return last;
   SourceMixer mixer(in.weights);
   for (uint64_t n = 0; n < samples; ++n) mixer.Next();
-  std::vector<uint64_t> last(sources, UINT64_MAX);
   for (uint32_t i = 0; i < sources; ++i) {
     const uint64_t drawn = mixer.counts()[i];
     const SourceBlockLengths& src = in.sources[i];
-    const uint64_t nb = src.blocks.size();
+    const uint64_t nb = src.blocks.size(), S = in.shards;
     if (drawn == 0 || nb == 0) continue;
-    // What the draws take: packed, their last token; unpacked, a document each.
-    const uint64_t need = in.pack ? drawn * in.seq_len : drawn;
+    // What the draws take: packed, their last token (and, peeking, the one
+    // after it); unpacked, a document each.
+    const uint64_t need = in.pack ? drawn * in.seq_len + (in.peeks_past_row ? 1 : 0) : drawn;
     uint64_t have = 0;
-    std::vector<uint32_t> order;
-    uint64_t order_epoch = UINT64_MAX;
-    for (uint64_t m = 0;; ++m) {
-      const uint64_t g = shard + m * in.shards;
-      if (g / nb != order_epoch) {
-        order_epoch = g / nb;
-        order = EpochBlockOrder(src.blocks, in.shuffle, in.seed, i, order_epoch);
+    bool found = false;
+    // Pass by pass, this shard's blocks in windows of window_blocks.
+    for (uint64_t epoch = 0; !found; ++epoch) {
+      const uint64_t base = epoch * nb, first = base + (shard + S - base % S) % S;
+      if (first >= base + nb) continue;  // no block of this shard in the pass
+      const std::vector<uint32_t> order = EpochBlockOrder(src.blocks, in.shuffle, in.seed, i, epoch);
+      for (uint64_t k = 0; first + k * S < base + nb; ++k) {
+        have += Laid(in, src, order[first + k * S - base]);
+        if (have >= need) {
+          last[i] = {epoch, k / in.window_blocks};
+          found = true;
+          break;
+        }
       }
-      const uint32_t b = order[g % nb];
-      have += in.pack ? src.tokens[b] + src.records[b] * in.added_per_document : src.records[b];
-      if (have >= need) {
-        last[i] = m / in.window_blocks;
-        break;
-      }
-      // A source whose blocks hold nothing (its stream reports that) has no last window.
-      if (m > (nb + 1) * (in.passes + 1) * 4 && have == 0) break;
+      // Blocks that hold nothing never meet the need: the stream reports that.
+      if (!found && have == 0 && epoch > S) break;
     }
   }
   return last;

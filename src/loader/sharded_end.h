@@ -1,15 +1,16 @@
 // ShardedEnd: where a finite sharded run ends (docs/loader.md, "Shards",
-// "Finite epochs"). Each shard is an endless stream; a round of N passes
-// ends after the first global step by which every shard has put into rows
-// every token of its blocks of the round's passes over every source (up to
-// the end of the window that holds its last such block). Computed from the
-// blocks' lengths alone -- records and stored token ids, which the sources'
-// token index gives (topic/token_index.h) -- so every rank finds the same
-// end without reading the other ranks' shards. It decides only where the run
+// "Finite epochs"). Each shard is an endless stream whose windows lie
+// within passes (SourceConfig::pass_windows); a round ends after the first
+// global step by which every shard has put into rows every token of its
+// blocks of the round's passes over every source. Computed from the blocks'
+// lengths alone -- records and stored token ids, which the sources' token
+// index gives (tokenfeed/token_index.h) -- so every rank finds the same end
+// without reading the other ranks' shards. It decides only where the run
 // stops, never what a sample holds. Pure functions: any thread.
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "loader/document_order.h"
@@ -32,10 +33,13 @@ struct ShardedEndInput {
   uint32_t window_blocks = 1;
   bool shuffle = true;
   uint64_t seed = 0;
-  uint64_t passes = 1;           // passes over each source since the run began, to the round's end
+  uint64_t passes = 1;  // passes over each source since the run began, to the round's end
   uint32_t seq_len = 1;
   bool pack = true;
   uint32_t added_per_document = 0;  // BOS and EOS the loader adds: 0, 1 or 2
+  // A row that ends where a document ends looks at the next document's
+  // first token (cross_document_labels).
+  bool peeks_past_row = false;
 };
 
 struct ShardedEnd {
@@ -44,15 +48,18 @@ struct ShardedEnd {
   uint32_t source = 0;   // and its source whose passes complete last there
 };
 
-// The end of the round whose passes `in.passes` counts. Its cost is one
-// visit of every block position up to the passes' end and one mixer draw
-// per sample of the run.
-ShardedEnd ComputeShardedEnd(const ShardedEndInput& in);
+// The end of the round whose passes `in.passes` counts. Its cost: one visit
+// of every block position of the passes, and one mixer draw per sample of
+// the longest shard (all shards' mixers draw the same sequence). A weight so
+// small that the mixer would draw more than 2^34 times to reach it is
+// refused (InvalidArgument), not waited for.
+Result<ShardedEnd> ComputeShardedEnd(const ShardedEndInput& in);
 
-// Per source: the last of shard `shard`'s windows that its first `samples`
-// samples take tokens from (UINT64_MAX: a source it draws nothing from). A
-// stream need not read ahead past it (the round's end; reading on is still
-// possible, only not ahead of need).
-std::vector<uint64_t> LastWindows(const ShardedEndInput& in, uint32_t shard, uint64_t samples);
+// Per source: the last (pass, window) of shard `shard` that its first
+// `samples` samples take tokens from; {UINT64_MAX, UINT64_MAX} where that
+// cannot be known from lengths (a source it draws nothing from, unpacked
+// rows of records that may be empty). A stream need not read ahead past it
+// (reading on stays possible, only not ahead of need).
+std::vector<std::pair<uint64_t, uint64_t>> LastWindows(const ShardedEndInput& in, uint32_t shard, uint64_t samples);
 
 }  // namespace tokenfeed::loader

@@ -24,32 +24,45 @@ ShardedEndInput OneSource(std::vector<uint64_t> tokens, uint32_t shards, uint32_
   return in;
 }
 
+ShardedEnd EndOf(const ShardedEndInput& in) {
+  Result<ShardedEnd> end = ComputeShardedEnd(in);
+  EXPECT_TRUE(end.ok()) << end.status().ToString();
+  return end.ok() ? *end : ShardedEnd{};
+}
+
 TEST(ShardedEndTest, TheShardThatOwesMostSamplesEndsTheRound) {
   // Shard 0 holds blocks 0 and 2 (20 tokens: 4 samples), shard 1 blocks 1
   // and 3 (40: 8). Shard 1's 8th sample is global sample 7 * 2 + 1.
-  ShardedEnd end = ComputeShardedEnd(OneSource({10, 10, 10, 30}, 2, 1));
+  ShardedEnd end = EndOf(OneSource({10, 10, 10, 30}, 2, 1));
   EXPECT_EQ(end.samples, 16u);
   EXPECT_EQ(end.shard, 1u);
   EXPECT_EQ(end.source, 0u);
-}
-
-TEST(ShardedEndTest, AShardOwesTheWholeWindowThatHoldsItsLastBlock) {
-  // Windows of 4 of a shard's blocks: shard 1's first window is positions
-  // 1, 3, 5, 7, half of them in the second pass: 80 tokens, 16 samples.
-  ShardedEnd end = ComputeShardedEnd(OneSource({10, 10, 10, 30}, 2, 4));
-  EXPECT_EQ(end.samples, 32u);
-  EXPECT_EQ(end.shard, 1u);
+  // Windows lie within passes: their size changes nothing owed.
+  EXPECT_EQ(EndOf(OneSource({10, 10, 10, 30}, 2, 4)).samples, 16u);
 }
 
 TEST(ShardedEndTest, PassesBosEosAndUnpackedRowsCount) {
   ShardedEndInput in = OneSource({10, 10, 10, 30}, 2, 1);
   in.passes = 2;  // shard 1: blocks 1, 3, 1, 3: 80 tokens, 16 samples
-  EXPECT_EQ(ComputeShardedEnd(in).samples, 32u);
+  EXPECT_EQ(EndOf(in).samples, 32u);
   in.passes = 1;
   in.added_per_document = 2;  // shard 1: 40 + 2 * 2 tokens, 9 samples
-  EXPECT_EQ(ComputeShardedEnd(in).samples, 8u * 2 + 1 + 1);
+  EXPECT_EQ(EndOf(in).samples, 8u * 2 + 1 + 1);
   in.pack = false;  // a row per document: 2 per shard
-  EXPECT_EQ(ComputeShardedEnd(in).samples, 1u * 2 + 1 + 1);
+  EXPECT_EQ(EndOf(in).samples, 1u * 2 + 1 + 1);
+}
+
+TEST(ShardedEndTest, FewerBlocksThanShardsLeaveSomeShardsAPassWithout) {
+  ShardedEndInput in = OneSource({10, 10, 10}, 4, 8);
+  // One pass: shards 0-2 a block each (2 samples), shard 3 none.
+  ShardedEnd end = EndOf(in);
+  EXPECT_EQ(end.samples, 1u * 4 + 2 + 1);
+  EXPECT_EQ(end.shard, 2u);
+  // Two: positions 3, 4, 5 go to shards 3, 0, 1; shard 1 owes 4 samples.
+  in.passes = 2;
+  end = EndOf(in);
+  EXPECT_EQ(end.samples, 3u * 4 + 1 + 1);
+  EXPECT_EQ(end.shard, 1u);
 }
 
 TEST(ShardedEndTest, EveryWeightedSourceIsDrawnAsOftenAsItOwes) {
@@ -63,11 +76,34 @@ TEST(ShardedEndTest, EveryWeightedSourceIsDrawnAsOftenAsItOwes) {
   in.sources.push_back(big);
   in.weights = {1, 1};
   // Alternating draws: the second source's 16th sample is the 32nd.
-  ShardedEnd end = ComputeShardedEnd(in);
+  ShardedEnd end = EndOf(in);
   EXPECT_EQ(end.samples, 32u);
   EXPECT_EQ(end.source, 1u);
   in.weights = {1, 0};  // a source of weight 0 owes nothing
-  EXPECT_EQ(ComputeShardedEnd(in).samples, 4u);
+  EXPECT_EQ(EndOf(in).samples, 4u);
+  // A share so small that reaching it would take more than 2^34 draws.
+  in.weights = {1, 1e-12};
+  Result<ShardedEnd> refused = ComputeShardedEnd(in);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("too small"), std::string::npos) << refused.status().ToString();
+}
+
+TEST(ShardedEndTest, LastWindowsFollowTheShardsBlocksPassByPass) {
+  // Shard 1's windows of one block: pass 0 blocks 1 (10 tokens) and 3 (30),
+  // pass 1 block 1 again (position 5).
+  ShardedEndInput in = OneSource({10, 10, 10, 30}, 2, 1);
+  using W = std::pair<uint64_t, uint64_t>;
+  EXPECT_EQ(LastWindows(in, 1, 2)[0], W(0, 0));  // 10 tokens
+  EXPECT_EQ(LastWindows(in, 1, 3)[0], W(0, 1));  // 15
+  EXPECT_EQ(LastWindows(in, 1, 8)[0], W(0, 1));  // 40
+  EXPECT_EQ(LastWindows(in, 1, 9)[0], W(1, 0));  // 45
+  EXPECT_EQ(LastWindows(in, 1, 0)[0], W(UINT64_MAX, UINT64_MAX));
+  in.peeks_past_row = true;  // a row ending at a document's end looks one token on
+  EXPECT_EQ(LastWindows(in, 1, 2)[0], W(0, 1));
+  in.pack = false;  // unpacked rows of records that may hold no id: unknown
+  EXPECT_EQ(LastWindows(in, 1, 2)[0], W(UINT64_MAX, UINT64_MAX));
+  in.added_per_document = 1;  // with BOS, a row per record
+  EXPECT_EQ(LastWindows(in, 1, 2)[0], W(0, 1));
 }
 
 }  // namespace

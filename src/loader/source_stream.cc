@@ -27,7 +27,7 @@ Result<std::unique_ptr<SourceStream>> SourceStream::Open(SourceConfig config) {
     s->windows_per_epoch_ = UINT64_MAX;  // one endless pass, never a new epoch
   }
   if (c.shards > 1) {
-    if (c.epochs != 0 || c.shard >= c.shards) {
+    if (c.epochs != 0 || c.shard >= c.shards || (c.pass_windows && c.follow)) {
       return Status::InvalidArgument("shard " + std::to_string(c.shard) + " of " + std::to_string(c.shards) +
                                      " of " + c.uri + ": a sharded stream is endless (epochs=0)");
     }
@@ -70,6 +70,7 @@ void SourceStream::SelectDoc() {
 
 Result<bool> SourceStream::Ready() {
   uint64_t windows_passed = 0;  // in this call, without a token
+  uint64_t epochs_passed = 0;
   // Nothing of this epoch is consumed yet: passing all its windows without a
   // token proves the source holds none (every epoch holds every record).
   const bool at_epoch_start = pos_.window == 0 && pos_.doc == 0 && pos_.token == 0;
@@ -92,9 +93,11 @@ Result<bool> SourceStream::Ready() {
                            : sharded()    ? 4 * (blocks_.size() + 1) * config_.shards
                                           : windows_per_epoch_;
     if (windows_per_epoch_ == 0 || windows_passed > proof) return no_token();
-    if (pos_.window >= windows_per_epoch_) {
+    if (pos_.window >= WindowsIn(pos_.epoch)) {
+      // (A pass may give a shard no window; within `shards` passes it gives one.)
       pos_ = {pos_.epoch + 1, 0, 0, 0};
       loaded_ = false;
+      if (config_.pass_windows && ++epochs_passed > proof) return no_token();
       continue;
     }
     if (!loaded_) {
@@ -216,6 +219,7 @@ const SourceStream::EpochPlan& SourceStream::Plan(uint64_t epoch) {
 
 std::vector<SourceStream::BlockRead> SourceStream::WindowReads(uint64_t epoch, uint64_t window) {
   if (config_.follow) return FollowWindowReads(window);
+  if (config_.pass_windows) return ShardPassWindowReads(epoch, window);
   if (sharded()) return ShardWindowReads(window);
   const EpochPlan& plan = Plan(epoch);
   std::vector<BlockRead> reads;
@@ -234,6 +238,33 @@ std::vector<SourceStream::BlockRead> SourceStream::ShardWindowReads(uint64_t win
     const uint64_t g = (window * c.window_blocks + i) * c.shards + c.shard;
     const uint32_t index = Plan(g / n).order[g % n];
     reads.push_back({blocks_[index], blocks_[index].offset + blocks_[index].count, g / n});
+  }
+  return ChainRuns(std::move(reads));
+}
+
+uint64_t SourceStream::WindowsIn(uint64_t epoch) const {
+  if (!config_.pass_windows) return windows_per_epoch_;
+  return (ShardBlocksIn(epoch) + config_.window_blocks - 1) / config_.window_blocks;
+}
+
+uint64_t SourceStream::FirstPositionIn(uint64_t epoch) const {
+  const uint64_t base = epoch * blocks_.size(), shards = config_.shards;
+  return base + (config_.shard + shards - base % shards) % shards;
+}
+
+uint64_t SourceStream::ShardBlocksIn(uint64_t epoch) const {
+  const uint64_t end = (epoch + 1) * blocks_.size(), first = FirstPositionIn(epoch);
+  return first < end ? (end - 1 - first) / config_.shards + 1 : 0;
+}
+
+std::vector<SourceStream::BlockRead> SourceStream::ShardPassWindowReads(uint64_t epoch, uint64_t window) {
+  const SourceConfig& c = config_;
+  const uint64_t n = blocks_.size(), first = FirstPositionIn(epoch), count = ShardBlocksIn(epoch);
+  const std::vector<uint32_t>& order = Plan(epoch).order;
+  std::vector<BlockRead> reads;
+  for (uint64_t i = window * c.window_blocks; i < std::min<uint64_t>((window + 1) * c.window_blocks, count); ++i) {
+    const uint32_t index = order[first + i * c.shards - epoch * n];
+    reads.push_back({blocks_[index], blocks_[index].offset + blocks_[index].count, epoch});
   }
   return ChainRuns(std::move(reads));
 }
@@ -479,8 +510,11 @@ void SourceStream::ReadWindowOrThrow(uint64_t epoch, uint64_t window, Window* w)
                          sd.offset, epoch_of_block[i]});
     }
   }
-  // A shard's windows have keys of their own: epochs never reach 2^63.
-  const uint64_t key = sharded() ? (uint64_t{1} << 63) | c.shard : epoch;
+  // A shard's windows have keys of their own: epochs never reach 2^62
+  // (pass windows: 2^40), shards 2^16.
+  const uint64_t key = c.pass_windows ? (uint64_t{3} << 62) | (uint64_t{c.shard} << 40) | epoch
+                       : sharded()    ? (uint64_t{1} << 63) | c.shard
+                                      : epoch;
   w->order = WindowRecordOrder(static_cast<uint32_t>(w->docs.size()), c.shuffle, c.seed, c.source_index, key,
                                window);
 }
@@ -491,12 +525,15 @@ void SourceStream::JoinPrefetch() {
 
 void SourceStream::StartPrefetch() {
   uint64_t epoch = pos_.epoch, window = pos_.window + 1;
-  if (window >= windows_per_epoch_) {
+  // (Pass windows: passes that give this shard none are skipped; within
+  // `shards` passes one gives it a window.)
+  for (uint64_t skipped = 0; window >= WindowsIn(epoch); ++skipped) {
+    if (skipped > config_.shards) return;
     ++epoch;
     window = 0;
   }
   if (epoch_end_ != 0 && epoch >= epoch_end_ && !(repeat_ && repeat_())) return;
-  if (sharded() && window > read_ahead_end_) return;
+  if (sharded() && std::make_pair(epoch, window) > read_ahead_end_) return;
   next_window_bytes_ = next_window_.capacity_bytes();
   // The epoch plans are touched by the prefetch thread alone until joined.
   try {

@@ -21,6 +21,7 @@
 #include <thread>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "loader/document_order.h"
@@ -47,6 +48,13 @@ struct SourceConfig {
   // a position's epoch is 0 and its window counts this shard's windows.
   uint32_t shard = 0;
   uint32_t shards = 1;
+  // With shards > 1, windows within passes (a finite sharded run,
+  // docs/loader.md "Finite epochs"): the shard's blocks of pass e -- the
+  // positions of [e * blocks, (e + 1) * blocks) that are its -- in windows
+  // of window_blocks, the pass's last one shorter; a position's epoch is the
+  // pass and its window counts the shard's windows of that pass (a pass may
+  // give a shard none). The stream still never ends.
+  bool pass_windows = false;
   // Follow (docs/loader.md, "Live topics"): instead of the snapshot's
   // epochs, one endless pass over the partitions as they grow, from the
   // snapshot's starts: position g of the sequence is block g / P of
@@ -91,10 +99,10 @@ class SourceStream {
   void SetEpochEnd(uint64_t end) { epoch_end_ = end; }
   uint64_t epoch_end() const { return epoch_end_; }
   void SetRepeatGate(std::function<bool()> repeat) { repeat_ = std::move(repeat); }
-  // Sharded: windows past `window` (this shard's) are not read ahead, only
-  // when needed: a finite run's last window in its round (sharded_end.h).
-  // UINT64_MAX: read ahead always.
-  void SetReadAheadEnd(uint64_t window) { read_ahead_end_ = window; }
+  // Sharded: windows past (epoch, window) (this shard's) are not read
+  // ahead, only when needed: a finite run's last window in its round
+  // (sharded_end.h). UINT64_MAX: read ahead always.
+  void SetReadAheadEnd(uint64_t epoch, uint64_t window) { read_ahead_end_ = {epoch, window}; }
   // Makes the current document available, reading windows and starting
   // epochs as needed. false: the last epoch is done. Errors name the URI,
   // partition and offset; a source whose records hold no token at all is
@@ -140,6 +148,9 @@ class SourceStream {
   Result<std::vector<RecordKey>> WindowVisitOrder(uint64_t epoch, uint64_t window);
   // Windows in an epoch (UINT64_MAX: sharded or following, one endless sequence).
   uint64_t windows_per_epoch() const { return windows_per_epoch_; }
+  // Windows in `epoch`: windows_per_epoch(), or with pass_windows this
+  // shard's windows of that pass.
+  uint64_t WindowsIn(uint64_t epoch) const;
 
   const SourcePosition& position() const { return pos_; }
   const SourceConfig& config() const { return config_; }
@@ -252,6 +263,11 @@ class SourceStream {
   Status WaitForBlock(topic::PartitionCursor& cursor, const Block& block);
   // This shard's window: its blocks of the endless sequence of epochs.
   std::vector<BlockRead> ShardWindowReads(uint64_t window);
+  // With pass_windows: this shard's first position in pass `epoch` (it may
+  // lie past the pass), its blocks there, and a window of them.
+  uint64_t FirstPositionIn(uint64_t epoch) const;
+  uint64_t ShardBlocksIn(uint64_t epoch) const;
+  std::vector<BlockRead> ShardPassWindowReads(uint64_t epoch, uint64_t window);
   bool sharded() const { return config_.shards > 1; }
   // The topic still has the snapshot's partitions and offsets (embedded log).
   Status CheckSnapshotStillHolds();
@@ -269,7 +285,7 @@ class SourceStream {
   std::vector<std::unique_ptr<topic::PartitionCursor>> cursors_;
   SourcePosition pos_;
   uint64_t epoch_end_ = 0;
-  uint64_t read_ahead_end_ = UINT64_MAX;
+  std::pair<uint64_t, uint64_t> read_ahead_end_{UINT64_MAX, UINT64_MAX};  // epoch, window
   std::function<bool()> repeat_;
   bool loaded_ = false;  // cur_window_ is pos_'s window
   bool cheap_snapshot_check_ = false;  // topic::TransportHints of the source's URI

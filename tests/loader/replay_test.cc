@@ -490,5 +490,54 @@ TEST_F(ReplayTest, SeenOfMergedShardedStatesIsWhatEveryRankConsumed) {
   ExpectSeenIsTaken(*report, taken, {3, 2});
 }
 
+TEST_F(ReplayTest, AFiniteShardedRunReplaysAndIsSeenWholeAtItsEnd) {
+  const std::string a = MakeLinedTopic(dir_, "a", "corpus/a.jsonl", 3, 700);
+  const std::string b = MakeLinedTopic(dir_, "b", "corpus/b.jsonl", 2, 300);
+  auto opts = [&](uint32_t rank) {
+    LoaderOptions o = Opts({{a, 1}, {b, 1}}, 16, 4);
+    o.shards = 4;
+    o.epochs = 1;
+    o.rank = rank;
+    o.world_size = 2;
+    return o;
+  };
+  // The round's length, then each rank to its end.
+  auto probe = Make(opts(0));
+  const size_t steps = Drain(*probe).size() / 4;
+  ASSERT_GT(steps, 10u);
+  std::vector<RankBatches> ranks;
+  std::vector<std::string> states;
+  for (uint32_t r = 0; r < 2; ++r) {
+    ranks.push_back(RunRank(opts(r), static_cast<uint32_t>(steps), static_cast<uint32_t>(steps)));
+    ASSERT_EQ(ranks.back().rows.size(), steps);
+    states.push_back(ranks.back().state_at_save);
+  }
+  auto merged = MergeLoaderStates(states);
+  ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+  for (uint64_t k : {uint64_t{0}, uint64_t{steps / 2}, uint64_t{steps - 1}}) {
+    auto replayed = ReplayStep(*merged, k);
+    ASSERT_TRUE(replayed.ok()) << replayed.status().ToString();
+    ASSERT_EQ(replayed->rows.size(), 8u);
+    for (const ReplayRow& row : replayed->rows) {
+      EXPECT_EQ(row.input_ids, ranks[row.rank].rows[k][row.row]) << "step " << k << " rank " << row.rank;
+    }
+  }
+  // Past the end: the next round's first step, as a loader gives it.
+  auto next = Make(opts(1));
+  Drain(*next);
+  ASSERT_TRUE(next->StartNextRound().ok());
+  auto first_of_next = next->Next();
+  ASSERT_TRUE(first_of_next.ok() && *first_of_next);
+  auto replayed = ReplayStep(*merged, steps);
+  ASSERT_TRUE(replayed.ok()) << replayed.status().ToString();
+  for (const ReplayRow& row : replayed->rows) {
+    if (row.rank == 1) EXPECT_EQ(row.input_ids, Row(**first_of_next, row.row));
+  }
+  // Every shard has made its pass (some are into the next): all was seen.
+  auto report = Seen(*merged);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  for (const SeenSource& src : report->sources) EXPECT_TRUE(src.all) << src.uri;
+}
+
 }  // namespace
 }  // namespace tokenfeed
