@@ -3,7 +3,8 @@ batch, then saves the dataset state with the step number, atomically, after
 every step; started again, it resumes from the saved state.
 
 With RANK WORLD SHARDS STEPS: one rank of a sharded run (no process group: a
-sharded rank needs none), STEPS steps, its own state file."""
+sharded rank needs none), STEPS steps, its own state file. With EPOCHS too
+(and STEPS 0): a finite sharded run, to its end."""
 
 import hashlib
 import json
@@ -13,10 +14,11 @@ import sys
 import tokenfeed
 
 
-def main(uri: str, workdir: str, rank: int = 0, world: int = 1, shards: int = 1, steps: int = 0) -> None:
+def main(uri: str, workdir: str, rank: int = 0, world: int = 1, shards: int = 1, steps: int = 0,
+         epochs: int = 0) -> None:
     state_file = os.path.join(workdir, "state.json")
     if shards > 1:
-        ds = tokenfeed.TokenDataset(uri, seq_len=64, batch_size=4, seed=21, epochs=0, shards=shards, rank=rank,
+        ds = tokenfeed.TokenDataset(uri, seq_len=64, batch_size=4, seed=21, epochs=epochs, shards=shards, rank=rank,
                                     world_size=world)
     else:
         ds = tokenfeed.TokenDataset(uri, seq_len=64, batch_size=4, seed=21, epochs=2)

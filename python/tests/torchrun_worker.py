@@ -2,7 +2,8 @@
 writes every rank's rows, in step order, to the output file.
 
 With SHARDS and STEPS (sharded, endless): STEPS batches of each rank, with
-each rank's state and metrics."""
+each rank's state and metrics. With SHARDS, STEPS 0 and EPOCHS: a finite
+sharded run, each rank to its end."""
 
 import itertools
 import json
@@ -13,9 +14,9 @@ import torch.distributed as dist
 import tokenfeed
 
 
-def main(uri: str, out: str, batch_size: int, shards: int = 1, steps: int = 0) -> None:
+def main(uri: str, out: str, batch_size: int, shards: int = 1, steps: int = 0, epochs: int = 0) -> None:
     dist.init_process_group("gloo")
-    extra = dict(shards=shards, epochs=0) if shards > 1 else {}
+    extra = dict(shards=shards, epochs=epochs) if shards > 1 else {}
     ds = tokenfeed.TokenDataset(uri, seq_len=48, batch_size=batch_size, seed=11, **extra)  # rank, world from dist
     batches = itertools.islice(ds, steps) if steps else ds
     mine = [b["input_ids"].tolist() for b in batches]
