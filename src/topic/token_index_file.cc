@@ -71,25 +71,26 @@ Result<std::optional<uint64_t>> TokenIndexFile::Entry(uint64_t i) {
   return std::optional<uint64_t>(LoadLittleEndian<uint64_t>(bytes));
 }
 
-Status TokenIndexFile::CheckOrder(uint64_t count, uint64_t* last) {
+Status TokenIndexFile::CheckOrder(uint64_t first, uint64_t end, uint64_t* last) {
   *last = 0;
-  std::vector<uint8_t> chunk(std::min(count, kCheckChunkEntries) * f::kTokenIndexEntrySize);
+  if (first >= end) return Status::OK();
+  std::vector<uint8_t> chunk(std::min(end - first, kCheckChunkEntries) * f::kTokenIndexEntrySize);
   uint64_t previous = 0;
-  for (uint64_t first = 0; first < count;) {
-    const uint64_t n = std::min(count - first, kCheckChunkEntries);
+  for (uint64_t at = first; at < end;) {
+    const uint64_t n = std::min(end - at, kCheckChunkEntries);
     std::span<uint8_t> dest(chunk.data(), n * f::kTokenIndexEntrySize);
-    const uint64_t position = f::kTokenIndexHeaderSize + first * f::kTokenIndexEntrySize;
+    const uint64_t position = f::kTokenIndexHeaderSize + at * f::kTokenIndexEntrySize;
     TF_ASSIGN_OR_RETURN(size_t got, file_->ReadAt(position, dest));
     if (got < dest.size()) {
-      return Status::Corruption("token index '" + path_ + "' ended at entry " + Num(first + got / f::kTokenIndexEntrySize) +
-                                " while it was read; it should hold " + Num(count));
+      return Status::Corruption("token index '" + path_ + "' ended at entry " + Num(at + got / f::kTokenIndexEntrySize) +
+                                " while it was read; it should hold " + Num(end));
     }
     for (uint64_t k = 0; k < n; ++k) {
       const uint64_t v = LoadLittleEndian<uint64_t>(chunk.data() + k * f::kTokenIndexEntrySize);
-      if (v < previous) return Decrease(first + k - 1, previous, first + k, v);
+      if (at + k > first && v < previous) return Decrease(at + k - 1, previous, at + k, v);
       previous = v;
     }
-    first += n;
+    at += n;
   }
   *last = previous;
   return Status::OK();

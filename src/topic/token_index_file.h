@@ -47,10 +47,11 @@ class TokenIndexFile {
   // Entry i: the token ids at offsets [0, i + 1). nullopt when the file no
   // longer holds it (cut back since it was opened).
   Result<std::optional<uint64_t>> Entry(uint64_t i);
-  // Checks that entries [0, count) never decrease, reading them in chunks,
-  // and sets *last to entry count - 1 (0 when count is 0). Corruption names
-  // the file and the first entry that is smaller than the one before it.
-  Status CheckOrder(uint64_t count, uint64_t* last);
+  // Checks that entries [first, end) never decrease, reading them in
+  // chunks, and sets *last to entry end - 1 (0 when the range is empty).
+  // Corruption names the file and the first entry that is smaller than the
+  // one before it.
+  Status CheckOrder(uint64_t first, uint64_t end, uint64_t* last);
 
   // The Corruption for entry `i` holding `value` after entry `before` held
   // `before_value` (a greater number), naming the file and both entries.

@@ -22,6 +22,7 @@
 #include "tokenfeed/token_index.h"
 #include "tokenfeed/topic.h"
 #include "topic/token_index_file.h"
+#include "topic/token_index_writer.h"
 
 namespace tokenfeed::topic {
 namespace {
@@ -32,10 +33,11 @@ constexpr uint32_t kPartitions = 3;
 
 class TokenIndexTest : public ::testing::Test {
  protected:
-  std::unique_ptr<TopicWriter> Open(FileSystem* fs = nullptr) {
+  std::unique_ptr<TopicWriter> Open(FileSystem* fs = nullptr, bool sync_each_batch = true) {
     WriterConfig config;
     config.partitions = kPartitions;
     config.log_file_system = fs;
+    if (!sync_each_batch) config.log.fsync = log::FsyncPolicy::kNone;
     auto w = OpenTopicWriter(uri_, config);
     EXPECT_TRUE(w.ok()) << w.status().ToString();
     return w.ok() ? std::move(w).value() : nullptr;
@@ -399,6 +401,57 @@ TEST_F(TokenIndexTest, APowerCutLosesIndexEntriesThatTheNextOpenRestores) {
     EXPECT_EQ(Entries(p), Expected(p)) << "partition " << p;
     ExpectReadsAgree(p, 0);
   }
+}
+
+TEST_F(TokenIndexTest, AWriterOpenChecksOnlyTheTailOfTheIndex) {
+  {
+    auto w = Open(nullptr, /*sync_each_batch=*/false);  // thousands of batches
+    ASSERT_NE(w, nullptr);
+    Write(*w, 1500);
+    ASSERT_TRUE(w->Close().ok());
+  }
+  constexpr uint64_t kTail = TokenIndexWriter::kCheckedTailEntries;
+  for (uint32_t p = 0; p < 2; ++p) ASSERT_GT(ids_[p].size(), kTail + 100) << "partition " << p;
+  ASSERT_GT(Expected(0)[4], 0u);
+  // Partition 0: entry 10 decreases, far before the checked tail. Partition
+  // 1: a decrease 5 entries before the end, within it.
+  Put64(0, f::kTokenIndexHeaderSize + 8 * 10, 0);
+  const uint64_t near_end = ids_[1].size() - 5;
+  ASSERT_GT(Expected(1)[near_end - 1], 0u);
+  Put64(1, f::kTokenIndexHeaderSize + 8 * near_end, 0);
+  std::vector<uint64_t> damaged = Expected(0);
+  damaged[10] = 0;
+  {
+    auto w = Open();
+    ASSERT_NE(w, nullptr);
+    const std::vector<std::string> notes = w->RecoveryNotes();
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_NE(notes[0].find("partition 1"), std::string::npos) << notes[0];
+    EXPECT_NE(notes[0].find("entry " + std::to_string(near_end)), std::string::npos) << notes[0];
+    EXPECT_NE(notes[0].find("rebuilt"), std::string::npos) << notes[0];
+    ASSERT_TRUE(w->Close().ok());
+  }
+  EXPECT_EQ(Entries(0), damaged) << "the damage far from the tail is not looked for at open";
+  EXPECT_EQ(Entries(1), Expected(1));
+  ExpectReadsAgree(1, 0);
+  // A reader asking across the damage reports it; one that does not, does not.
+  auto across = ReadTokenIndex(uri_, PartitionId(0), std::vector<Offset>{Offset(5), Offset(11)});
+  ASSERT_FALSE(across.ok());
+  EXPECT_EQ(across.status().code(), StatusCode::kCorruption) << across.status().ToString();
+  EXPECT_NE(across.status().message().find(TokensPath(0)), std::string::npos) << across.status().ToString();
+  EXPECT_NE(across.status().message().find("entry 10"), std::string::npos) << across.status().ToString();
+  const uint64_t end = ids_[0].size();
+  auto beyond = ReadTokenIndex(uri_, PartitionId(0), std::vector<Offset>{Offset(20), Offset(end)});
+  ASSERT_TRUE(beyond.ok()) << beyond.status().ToString();
+  EXPECT_EQ(beyond->points[1].tokens - beyond->points[0].tokens, Expected(0)[end - 1] - Expected(0)[19]);
+  // Removed while no writer runs, it is rebuilt whole at the next open.
+  ASSERT_TRUE(FileSystem::Posix()->RemoveFile(TokensPath(0)).ok());
+  {
+    auto w = Open();
+    ASSERT_NE(w, nullptr);
+    ASSERT_TRUE(w->Close().ok());
+  }
+  EXPECT_EQ(Entries(0), Expected(0));
 }
 
 TEST(TokenIndexTransportTest, KafkaTopicsKeepNoIndexAndSaySo) {

@@ -103,7 +103,8 @@ Result<std::unique_ptr<TokenIndexWriter>> TokenIndexWriter::Open(log::TopicDirec
     rebuild = true;  // a crash while it was created: nothing was in it
   } else {
     keep = std::min(file->entry_count(), end.value());
-    Status order = file->CheckOrder(keep, &total);
+    const uint64_t tail = keep > kCheckedTailEntries ? keep - kCheckedTailEntries : 0;
+    Status order = file->CheckOrder(tail, keep, &total);
     if (order.IsCorruption()) {
       rebuild = true;
       *note = order.message();
@@ -120,7 +121,8 @@ Result<std::unique_ptr<TokenIndexWriter>> TokenIndexWriter::Open(log::TopicDirec
   Result<std::unique_ptr<WritableFile>> out = fs->OpenWritable(path, FileSystem::WriteMode::kAppend);
   if (!out.ok()) return context(out.status());
   if (!rebuild) {
-    // Cut a torn entry and entries past the records, then add those missing.
+    // Cut a torn entry and entries past the records, then add those missing:
+    // they go on from the last entry kept.
     const uint64_t want = f::kTokenIndexHeaderSize + keep * f::kTokenIndexEntrySize;
     Status s = (*out)->Size() > want ? (*out)->Truncate(want) : Status::OK();
     if (s.ok()) s = AddEntriesFromLog(topic, partition, out->get(), keep, end, &total);

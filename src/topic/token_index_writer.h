@@ -26,12 +26,19 @@ namespace tokenfeed::topic {
 
 class TokenIndexWriter {
  public:
+  // Entries at the end of the file whose order Open checks: a crash can
+  // only have damaged what was written last, and reading the whole file
+  // would cost 8 bytes per record at every open.
+  static constexpr uint64_t kCheckedTailEntries = 4096;
+
   // Makes the partition's TOKENS match its records [start, end) (end: the
   // open partition writer's end offset): creates it when missing, cuts off
   // entries past `end` (the log's recovery cut a torn tail) and a torn
   // partial entry, and adds the entries it lacks by reading those records.
-  // A damaged file (bad magic or header, decreasing entries) is rebuilt from
-  // the records, and *note says so (else it is left empty). Unsupported for
+  // Only the header and the last kCheckedTailEntries kept entries are
+  // checked (readers check the entries they read): a damaged file (bad
+  // magic or header, a decrease in that tail) is rebuilt from the records,
+  // and *note says so (else it is left empty). Unsupported for
   // a file of a greater version (nothing is changed); InvalidArgument for a
   // symbolic link (never followed). Errors name the file.
   static Result<std::unique_ptr<TokenIndexWriter>> Open(log::TopicDirectory* topic, PartitionId partition,
