@@ -219,7 +219,9 @@ Result<std::unique_ptr<TopicWriter>> OpenLogTopicWriter(std::string_view uri, co
     }
     OpenedPartition o;
     TF_ASSIGN_OR_RETURN(o.writer, topic->OpenWriter(p, config.log));
-    // After the log's recovery, so that the index is made to match what it kept.
+    // After the log's recovery, so that the index is made to match what it
+    // kept. Only a newer index version or a link fails this: a repair that
+    // fails leaves the index off, with a note.
     TF_ASSIGN_OR_RETURN(o.tokens, TokenIndexWriter::Open(topic.get(), p, o.writer->end_offset(), &o.tokens_note));
     writers.emplace(p, std::move(o));
   }

@@ -454,6 +454,56 @@ TEST_F(TokenIndexTest, AWriterOpenChecksOnlyTheTailOfTheIndex) {
   EXPECT_EQ(Entries(0), Expected(0));
 }
 
+TEST_F(TokenIndexTest, AnIndexThatCannotBeRepairedLeavesTheWriterUsable) {
+  FaultInjectionFileSystem fs;
+  {
+    auto w = Open(&fs);
+    ASSERT_NE(w, nullptr);
+    Write(*w, 4);
+    ASSERT_TRUE(w->Close().ok());
+  }
+  // Partition 0: damaged, and its rebuild fails (a full disk). Partition 1:
+  // 6 entries short, and adding them fails.
+  Put64(0, 0, 0x6b6361626d6f7267ull);
+  Cut(1, f::kTokenIndexHeaderSize + (ids_[1].size() - 6) * 8);
+  fs.InjectFault({.op = FaultInjectionFileSystem::Op::kAppend, .path_contains = "partition-00000/TOKENS.rebuild",
+                  .error = 28, .skip = 0, .times = 0, .partial_bytes = 0});
+  fs.InjectFault({.op = FaultInjectionFileSystem::Op::kAppend, .path_contains = "partition-00001/TOKENS",
+                  .error = 5, .skip = 0, .times = 0, .partial_bytes = 0});
+  {
+    auto w = Open(&fs);
+    ASSERT_NE(w, nullptr) << "the index is derived: failing to repair it does not stop the writer";
+    const std::vector<std::string> notes = w->RecoveryNotes();
+    ASSERT_EQ(notes.size(), 2u);
+    for (uint32_t p = 0; p < 2; ++p) {
+      EXPECT_NE(notes[p].find("partition " + std::to_string(p)), std::string::npos) << notes[p];
+      EXPECT_NE(notes[p].find(TokensPath(p)), std::string::npos) << notes[p];
+      EXPECT_NE(notes[p].find("index is off"), std::string::npos) << notes[p];
+    }
+    EXPECT_NE(notes[0].find("magic"), std::string::npos) << notes[0];
+    EXPECT_NE(notes[0].find("removed"), std::string::npos) << notes[0];
+    Write(*w, 3);  // every commit succeeds
+    ASSERT_TRUE(w->Close().ok());
+  }
+  EXPECT_TRUE(FileSystem::Posix()->Stat(TokensPath(0)).status().IsNotFound()) << "the damaged file is gone";
+  EXPECT_FALSE(FileSystem::Posix()->Stat(TokensPath(0) + ".rebuild").ok());
+  ExpectReadsAgree(0, ids_[0].size());
+  ExpectReadsAgree(1, ids_[1].size() - (Entries(1).size()));
+  EXPECT_LT(Entries(1).size(), ids_[1].size());
+  EXPECT_EQ(Entries(2), Expected(2));
+  fs.ClearFaults();
+  {
+    auto w = Open(&fs);  // the next open repairs both
+    ASSERT_NE(w, nullptr);
+    EXPECT_TRUE(w->RecoveryNotes().empty());
+    ASSERT_TRUE(w->Close().ok());
+  }
+  for (uint32_t p = 0; p < kPartitions; ++p) {
+    EXPECT_EQ(Entries(p), Expected(p)) << "partition " << p;
+    ExpectReadsAgree(p, 0);
+  }
+}
+
 TEST(TokenIndexTransportTest, KafkaTopicsKeepNoIndexAndSaySo) {
   EXPECT_TRUE(HasTokenIndex("log:/data/t"));
   EXPECT_FALSE(HasTokenIndex("kafka://localhost:9092/t"));

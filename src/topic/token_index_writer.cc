@@ -89,16 +89,37 @@ Result<std::unique_ptr<TokenIndexWriter>> TokenIndexWriter::Open(log::TopicDirec
     const bool says_so = s.message().find("token index") != std::string::npos;
     return s.WithContext(says_so ? label : label + ": keeping the token index '" + path + "'");
   };
+  // A repair that failed: the writer goes on without the index.
+  auto inactive = [&](const Status& s, bool remove_file) {
+    std::string reason = s.message();
+    if (reason.find(path) == std::string::npos) reason = "token index '" + path + "': " + reason;
+    if (!note->empty()) reason = *note + "; rebuilding it failed: " + reason;
+    *note = reason + "; the index is off until the partition's writer is opened again";
+    if (remove_file) {
+      Status removed = fs->RemoveFile(path);
+      if (removed.ok()) {
+        *note += " (the damaged file was removed: readers count the records)";
+      } else if (!removed.IsNotFound()) {
+        *note += " (removing the damaged file failed too: " + removed.message() + ")";
+      }
+    }
+    return std::unique_ptr<TokenIndexWriter>(new TokenIndexWriter(nullptr, 0));
+  };
 
   bool rebuild = false;
+  bool damaged = false;
   uint64_t keep = 0;   // entries of the file that stay
   uint64_t total = 0;  // entry keep - 1
   Result<TokenIndexFile> file = TokenIndexFile::Open(fs, path);
   if (!file.ok()) {
     const Status& s = file.status();
-    if (!s.IsNotFound() && !s.IsCorruption()) return context(s);  // a link, a newer version, I/O
+    if (s.code() == StatusCode::kUnsupported || s.code() == StatusCode::kInvalidArgument) return context(s);  // deliberate refusals
+    if (!s.IsNotFound() && !s.IsCorruption()) return inactive(s, false);                  // I/O
     rebuild = true;
-    if (s.IsCorruption()) *note = s.message();
+    if (s.IsCorruption()) {
+      *note = s.message();
+      damaged = true;
+    }
   } else if (file->torn_header()) {
     rebuild = true;  // a crash while it was created: nothing was in it
   } else {
@@ -107,26 +128,30 @@ Result<std::unique_ptr<TokenIndexWriter>> TokenIndexWriter::Open(log::TopicDirec
     Status order = file->CheckOrder(tail, keep, &total);
     if (order.IsCorruption()) {
       rebuild = true;
+      damaged = true;
       *note = order.message();
     } else if (!order.ok()) {
-      return context(order);
+      return inactive(order, false);
     }
   }
 
   if (rebuild) {
     Status s = Rebuild(topic, partition, path, end, &total);
-    if (!s.ok()) return context(s);
+    if (!s.ok()) return inactive(s, damaged);
     if (!note->empty()) *note += "; rebuilt it from the partition's records below offset " + ToString(end);
   }
   Result<std::unique_ptr<WritableFile>> out = fs->OpenWritable(path, FileSystem::WriteMode::kAppend);
-  if (!out.ok()) return context(out.status());
+  if (!out.ok()) return inactive(out.status(), false);
   if (!rebuild) {
     // Cut a torn entry and entries past the records, then add those missing:
     // they go on from the last entry kept.
     const uint64_t want = f::kTokenIndexHeaderSize + keep * f::kTokenIndexEntrySize;
     Status s = (*out)->Size() > want ? (*out)->Truncate(want) : Status::OK();
     if (s.ok()) s = AddEntriesFromLog(topic, partition, out->get(), keep, end, &total);
-    if (!s.ok()) return context(s);
+    if (!s.ok()) {
+      (void)(*out)->Close();
+      return inactive(s, false);  // the entries written are true; readers count the rest
+    }
   }
   return std::unique_ptr<TokenIndexWriter>(new TokenIndexWriter(std::move(out).value(), total));
 }

@@ -38,9 +38,13 @@ class TokenIndexWriter {
   // Only the header and the last kCheckedTailEntries kept entries are
   // checked (readers check the entries they read): a damaged file (bad
   // magic or header, a decrease in that tail) is rebuilt from the records,
-  // and *note says so (else it is left empty). Unsupported for
-  // a file of a greater version (nothing is changed); InvalidArgument for a
-  // symbolic link (never followed). Errors name the file.
+  // and *note says so (else it is left empty).
+  // The index is derived from the records, so a failure to repair it (an
+  // I/O error, records that end early) does not fail Open: the writer it
+  // returns is inactive, *note names the file and the reason, and a file
+  // that was damaged is removed so that readers count the records instead.
+  // Errors, nothing changed: Unsupported for a file of a greater version,
+  // InvalidArgument for a symbolic link (never followed); both name the file.
   static Result<std::unique_ptr<TokenIndexWriter>> Open(log::TopicDirectory* topic, PartitionId partition,
                                                         Offset end, std::string* note);
 
