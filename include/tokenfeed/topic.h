@@ -147,8 +147,9 @@ class TopicWriter {
   // What opening the writer repaired, a line per partition that needed it
   // ("partition 3: cut 120 bytes off '...' at position 4096 (torn tail)"):
   // the embedded log's recovery (docs/log_format.md), and for its token
-  // index what was rebuilt or why the index is off. Empty when nothing was
-  // repaired, and for Kafka, whose brokers repair their own logs.
+  // index what was rebuilt or why the index is off, at opening or since (a
+  // failed index write). Empty when nothing was repaired, and for Kafka,
+  // whose brokers repair their own logs.
   virtual std::vector<std::string> RecoveryNotes() const = 0;
 };
 

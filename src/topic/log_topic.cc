@@ -59,7 +59,10 @@ class LogTopicWriter final : public TopicWriter {
     if (p->batch.empty()) return Status::OK();
     auto appended = p->writer->Append(&p->batch);
     if (!appended.ok()) return appended.status();  // the open batch is kept, as Commit promises
-    p->tokens->Append(p->batch);
+    // The records are stored: an index that stops here only leaves a note.
+    if (Status s = p->tokens->Append(p->batch, appended->base_offset); !s.ok()) {
+      notes_.push_back(uri() + " partition " + ToString(partition) + ": " + s.message());
+    }
     p->batch.Clear();
     return Status::OK();
   }

@@ -21,6 +21,7 @@
 #include "tokenfeed/record.h"
 #include "tokenfeed/token_index.h"
 #include "tokenfeed/topic.h"
+#include "log/log.h"
 #include "topic/token_index_file.h"
 #include "topic/token_index_writer.h"
 
@@ -148,6 +149,7 @@ class TokenIndexTest : public ::testing::Test {
   std::string uri_ = "log:" + dir_.path() + "/topics/t";
   uint64_t seq_ = 0;
   std::vector<uint64_t> ids_[kPartitions];
+  log::BatchBuilder last_batch_;
 };
 
 TEST_F(TokenIndexTest, TheWriterKeepsCumulativeIdsPerRecord) {
@@ -502,6 +504,53 @@ TEST_F(TokenIndexTest, AnIndexThatCannotBeRepairedLeavesTheWriterUsable) {
     EXPECT_EQ(Entries(p), Expected(p)) << "partition " << p;
     ExpectReadsAgree(p, 0);
   }
+}
+
+TEST_F(TokenIndexTest, TheIndexStopsWhenItDoesNotCoverTheOffsetsBeforeABatch) {
+  {
+    auto w = Open();
+    ASSERT_NE(w, nullptr);
+    Write(*w, 2);
+    ASSERT_TRUE(w->Close().ok());
+  }
+  auto topic = log::TopicDirectory::Open(uri_);
+  ASSERT_TRUE(topic.ok()) << topic.status().ToString();
+  auto writer = (*topic)->OpenWriter(PartitionId(0));
+  ASSERT_TRUE(writer.ok()) << writer.status().ToString();
+  std::string note;
+  auto index = TokenIndexWriter::Open(topic->get(), PartitionId(0), (*writer)->end_offset(), &note);
+  ASSERT_TRUE(index.ok()) << index.status().ToString();
+  EXPECT_TRUE(note.empty()) << note;
+  const uint64_t indexed = ids_[0].size();
+  auto append = [&](int ids) -> log::AppendResult {
+    log::BatchBuilder batch;
+    batch.Add(Record(ids, seq_++));
+    ids_[0].push_back(static_cast<uint64_t>(ids));
+    auto appended = (*writer)->Append(&batch);
+    EXPECT_TRUE(appended.ok()) << appended.status().ToString();
+    if (appended.ok()) last_batch_ = std::move(batch);
+    return appended.ok() ? *appended : log::AppendResult{};
+  };
+  const log::AppendResult first = append(4);
+  ASSERT_TRUE((*index)->Append(last_batch_, first.base_offset).ok());
+  append(6);  // its entries never reach the index
+  const log::AppendResult third = append(8);
+  Status guard = (*index)->Append(last_batch_, third.base_offset);
+  EXPECT_FALSE(guard.ok());
+  EXPECT_NE(guard.message().find(TokensPath(0)), std::string::npos) << guard.ToString();
+  EXPECT_NE(guard.message().find("[0, " + std::to_string(indexed + 1) + ")"), std::string::npos) << guard.ToString();
+  EXPECT_FALSE((*index)->active());
+  EXPECT_TRUE((*index)->Append(last_batch_, Offset(third.base_offset.value() + 1)).ok()) << "said once";
+  (*index)->Close();
+  ASSERT_TRUE((*writer)->Close().ok());
+  EXPECT_EQ(Entries(0).size(), indexed + 1) << "nothing was written out of line";
+  ExpectReadsAgree(0, 2);
+  {
+    auto w = Open();
+    ASSERT_NE(w, nullptr);
+    ASSERT_TRUE(w->Close().ok());
+  }
+  EXPECT_EQ(Entries(0), Expected(0));
 }
 
 TEST(TokenIndexTransportTest, KafkaTopicsKeepNoIndexAndSaySo) {

@@ -103,7 +103,7 @@ Result<std::unique_ptr<TokenIndexWriter>> TokenIndexWriter::Open(log::TopicDirec
         *note += " (removing the damaged file failed too: " + removed.message() + ")";
       }
     }
-    return std::unique_ptr<TokenIndexWriter>(new TokenIndexWriter(nullptr, 0));
+    return std::unique_ptr<TokenIndexWriter>(new TokenIndexWriter(path, nullptr, 0, 0));
   };
 
   bool rebuild = false;
@@ -153,11 +153,18 @@ Result<std::unique_ptr<TokenIndexWriter>> TokenIndexWriter::Open(log::TopicDirec
       return inactive(s, false);  // the entries written are true; readers count the rest
     }
   }
-  return std::unique_ptr<TokenIndexWriter>(new TokenIndexWriter(std::move(out).value(), total));
+  return std::unique_ptr<TokenIndexWriter>(new TokenIndexWriter(path, std::move(out).value(), end.value(), total));
 }
 
-void TokenIndexWriter::Append(const log::BatchBuilder& batch) {
-  if (file_ == nullptr || batch.empty()) return;
+Status TokenIndexWriter::Append(const log::BatchBuilder& batch, Offset first) {
+  if (file_ == nullptr || batch.empty()) return Status::OK();
+  if (first.value() != entry_count_) {
+    file_.reset();
+    return Status::Internal("token index '" + path_ + "' covers offsets [0, " + Num(entry_count_) +
+                            ") but the batch just appended starts at offset " + ToString(first) +
+                            ": the index stops here for this writer; the next open of the partition's writer "
+                            "repairs it, readers count the records meanwhile");
+  }
   entries_.resize(size_t{batch.record_count()} * f::kTokenIndexEntrySize);
   uint8_t* p = entries_.data();
   for (const log::LogRecord& r : batch.records()) {
@@ -167,7 +174,14 @@ void TokenIndexWriter::Append(const log::BatchBuilder& batch) {
   }
   // Whatever part of the write landed is true; a torn last entry is ignored
   // by readers and cut by the next Open.
-  if (!file_->Append(entries_).ok()) file_.reset();
+  if (Status s = file_->Append(entries_); !s.ok()) {
+    file_.reset();
+    return s.WithContext("token index '" + path_ + "': appending entries from offset " + ToString(first) +
+                         " failed; the index stops here for this writer, readers count the records and the next " +
+                         "open of the partition's writer repairs it");
+  }
+  entry_count_ += batch.record_count();
+  return Status::OK();
 }
 
 void TokenIndexWriter::Close() {

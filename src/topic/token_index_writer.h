@@ -49,10 +49,12 @@ class TokenIndexWriter {
                                                         Offset end, std::string* note);
 
   // Adds an entry for each record of `batch`, which was just appended to
-  // the log as it is. Best effort: when the write fails (a full disk) the
-  // index stops here for the rest of this writer's life, since the records
-  // are stored already (readers count the rest; the next Open repairs it).
-  void Append(const log::BatchBuilder& batch);
+  // the log as it is, from offset `first`. Best effort, since the records
+  // are stored already: when the index does not cover exactly the offsets
+  // before `first`, or the write fails (a full disk), the index stops here
+  // for the rest of this writer's life (readers count the rest; the next
+  // Open repairs it) and the reason is returned, once; else OK.
+  Status Append(const log::BatchBuilder& batch, Offset first);
   // Whether appends still reach the file.
   bool active() const { return file_ != nullptr; }
   // The last entry: the token ids of the records appended so far.
@@ -60,9 +62,12 @@ class TokenIndexWriter {
   void Close();
 
  private:
-  TokenIndexWriter(std::unique_ptr<WritableFile> file, uint64_t total) : file_(std::move(file)), total_(total) {}
+  TokenIndexWriter(std::string path, std::unique_ptr<WritableFile> file, uint64_t entry_count, uint64_t total)
+      : path_(std::move(path)), file_(std::move(file)), entry_count_(entry_count), total_(total) {}
 
+  std::string path_;
   std::unique_ptr<WritableFile> file_;
+  uint64_t entry_count_ = 0;  // entries in the file: the offsets [0, entry_count_) it covers
   uint64_t total_ = 0;
   std::vector<uint8_t> entries_;  // of the batch being added; its capacity is kept
 };
