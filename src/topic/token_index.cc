@@ -73,8 +73,12 @@ Result<TokenIndexRead> ReadLogTokenIndex(std::string_view uri, PartitionId parti
                                      ToString(offsets[i - 1]));
     }
     if (offsets[i].value() < start || offsets[i].value() > end) {
-      return Status::OutOfRange(label + ": offset " + ToString(offsets[i]) + " is outside the partition: ask " +
-                                "for offsets from its start offset " + Num(start) + " to its end offset " + Num(end));
+      return Status::OutOfRange(label + ": offset " + ToString(offsets[i]) + " was asked of its token index, but " +
+                                "the partition holds offsets [" + Num(start) + ", " + Num(end) + ") (start offset " +
+                                Num(start) + ", end offset " + Num(end) + "; offsets " + Num(start) + " to " +
+                                Num(end) + " may be asked). Offsets taken from an earlier state of the topic (a " +
+                                "snapshot or checkpoint) no longer fit it if the topic was cut back, deleted or " +
+                                "recreated since: use the topic they were taken from, or start afresh");
     }
   }
 
