@@ -52,6 +52,7 @@ CommandRunner AddTokenizeCommand(CLI::App& app);
 CommandRunner AddIngestCommand(CLI::App& app);
 CommandRunner AddInspectCommand(CLI::App& app);
 CommandRunner AddTopicsCommand(CLI::App& app);
+CommandRunner AddIndexCommand(CLI::App& app);
 CommandRunner AddReplayCommand(CLI::App& app);
 CommandRunner AddSeenCommand(CLI::App& app);
 #if TOKENFEED_HAS_KAFKA

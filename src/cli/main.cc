@@ -58,6 +58,7 @@ int main(int argc, char** argv) {
   add(tokenfeed::cli::AddIngestCommand(app));
   add(tokenfeed::cli::AddInspectCommand(app));
   add(tokenfeed::cli::AddTopicsCommand(app));
+  add(tokenfeed::cli::AddIndexCommand(app));
   add(tokenfeed::cli::AddReplayCommand(app));
   add(tokenfeed::cli::AddSeenCommand(app));
 #if TOKENFEED_HAS_KAFKA
