@@ -166,17 +166,21 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
     // A followed topic may be empty yet: its records are waited for.
     if (!o_.follow) TF_RETURN_IF_ERROR(CheckSourcesHoldRecords(o_.sources, snapshot_));
     TF_RETURN_IF_ERROR(CheckDocumentEnds(o_, snapshot_, topic_config_));
+    // A finite sharded run's blocks' lengths: where it ends, and how each
+    // pass is dealt to the shards.
+    std::vector<std::shared_ptr<loader::PassDealer>> dealers;
+    if (finite_sharded()) {
+      TF_ASSIGN_OR_RETURN(block_lengths_, ReadBlockLengths(snapshot_));
+      dealers = MakeDealers(block_lengths_);
+    }
     // Unsharded: one shard, the whole stream. Sharded: this rank's shards.
     for (uint32_t shard = 0; shard < o_.shards; ++shard) {
       if (o_.shards > 1 && shard % o_.world_size != o_.rank) continue;
-      TF_ASSIGN_OR_RETURN(Shard opened, OpenShard(shard, snapshot_));
+      TF_ASSIGN_OR_RETURN(Shard opened, OpenShard(shard, snapshot_, dealers));
       shards_.push_back(std::move(opened));
     }
     ConfigureStreams();
-    if (finite_sharded()) {
-      TF_ASSIGN_OR_RETURN(block_lengths_, ReadBlockLengths(snapshot_));
-      TF_RETURN_IF_ERROR(SetRoundEnd());
-    }
+    TF_RETURN_IF_ERROR(SetRoundEnd());
     fingerprint_ = loader::Fingerprint(Settings());
     state_ = StateJson(0);
     consumed_ = ConsumedNow();
@@ -315,8 +319,10 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
     // A different snapshot (the state's) means other blocks: rebuild the streams.
     if (state.snapshot != snapshot_) {
       std::vector<Shard> rebuilt;
+      std::vector<std::shared_ptr<loader::PassDealer>> dealers;
+      if (new_lengths) dealers = MakeDealers(*new_lengths);
       for (const Shard& mine : shards_) {
-        auto opened = OpenShard(mine.index, state.snapshot);
+        auto opened = OpenShard(mine.index, state.snapshot, dealers);
         if (!opened.ok()) {
           const Status failed = opened.status();
           TF_RETURN_IF_ERROR(StartThread());  // the loader goes on where it was
@@ -588,8 +594,25 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
     return Status::OK();
   }
 
-  // Shard `index` of every source, on `snapshot`.
-  Result<Shard> OpenShard(uint32_t index, const loader::Snapshot& snapshot) const {
+  // A finite sharded run's: for each source, who deals its passes to this
+  // rank's shards.
+  std::vector<std::shared_ptr<loader::PassDealer>> MakeDealers(
+      const std::vector<loader::SourceBlockLengths>& lengths) const {
+    std::vector<uint32_t> mine;
+    for (uint32_t shard = o_.rank; shard < o_.shards; shard += o_.world_size) mine.push_back(shard);
+    const loader::ShardedEndInput in = EndInput(lengths, 0);
+    std::vector<std::shared_ptr<loader::PassDealer>> out;
+    for (uint32_t s = 0; s < lengths.size(); ++s) {
+      out.push_back(std::make_shared<loader::PassDealer>(lengths[s].blocks, loader::DealWeights(in, s), o_.shards,
+                                                         o_.shuffle, o_.seed, s, mine));
+    }
+    return out;
+  }
+
+  // Shard `index` of every source, on `snapshot` (finite and sharded: with
+  // the dealers of that snapshot).
+  Result<Shard> OpenShard(uint32_t index, const loader::Snapshot& snapshot,
+                          const std::vector<std::shared_ptr<loader::PassDealer>>& dealers) const {
     Shard shard;
     shard.index = index;
     std::vector<double> weights;
@@ -599,6 +622,7 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
       c.shard = index;
       c.shards = o_.shards;
       c.pass_windows = finite_sharded();
+      if (c.pass_windows) c.dealer = dealers.at(s);  // (Init and LoadState made them)
       TF_ASSIGN_OR_RETURN(auto stream, SourceStream::Open(std::move(c)));
       shard.streams.push_back(std::move(stream));
       weights.push_back(o_.sources[s].weight);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "loader/pass_deal.h"
 #include "loader/source_mixer.h"
 
 namespace tokenfeed::loader {
@@ -11,21 +12,14 @@ namespace {
 
 constexpr uint64_t kMaxDraws = uint64_t{1} << 34;
 
-// A document's rows: packed, its tokens with BOS/EOS; unpacked, one row.
-uint64_t Laid(const ShardedEndInput& in, const SourceBlockLengths& src, uint32_t b) {
-  return in.pack ? src.tokens[b] + src.records[b] * in.added_per_document : src.records[b];
-}
-
 // Per shard: the samples source `source` owes, i.e. those that hold the
-// shard's blocks among the passes' positions.
+// blocks the passes deal the shard.
 std::vector<uint64_t> SamplesOwed(const ShardedEndInput& in, uint32_t source) {
   const SourceBlockLengths& src = in.sources[source];
-  const uint64_t S = in.shards, nb = src.blocks.size();
-  std::vector<uint64_t> laid(S, 0);
-  std::vector<uint32_t> order;
-  for (uint64_t epoch = 0; epoch < in.passes && nb > 0; ++epoch) {
-    order = EpochBlockOrder(src.blocks, in.shuffle, in.seed, source, epoch);
-    for (uint64_t i = 0; i < nb; ++i) laid[(epoch * nb + i) % S] += Laid(in, src, order[i]);
+  const std::vector<uint64_t> weights = DealWeights(in, source);
+  std::vector<uint64_t> laid(in.shards, 0);  // the deal's totals are what each shard lays
+  for (uint64_t epoch = 0; epoch < in.passes && !src.blocks.empty(); ++epoch) {
+    DealPass(EpochBlockOrder(src.blocks, in.shuffle, in.seed, source, epoch), weights, &laid);
   }
   if (in.pack) {
     for (uint64_t& l : laid) l = (l + in.seq_len - 1) / in.seq_len;
@@ -34,6 +28,15 @@ std::vector<uint64_t> SamplesOwed(const ShardedEndInput& in, uint32_t source) {
 }
 
 }  // namespace
+
+std::vector<uint64_t> DealWeights(const ShardedEndInput& in, uint32_t source) {
+  const SourceBlockLengths& src = in.sources[source];
+  std::vector<uint64_t> w(src.blocks.size());
+  for (size_t b = 0; b < w.size(); ++b) {
+    w[b] = in.pack ? src.tokens[b] + src.records[b] * in.added_per_document : src.records[b];
+  }
+  return w;
+}
 
 Result<ShardedEnd> ComputeShardedEnd(const ShardedEndInput& in) {
   const uint32_t sources = static_cast<uint32_t>(in.sources.size());
@@ -98,20 +101,19 @@ std::vector<std::pair<uint64_t, uint64_t>> LastWindows(const ShardedEndInput& in
   for (uint32_t i = 0; i < sources; ++i) {
     const uint64_t drawn = mixer.counts()[i];
     const SourceBlockLengths& src = in.sources[i];
-    const uint64_t nb = src.blocks.size(), S = in.shards;
-    if (drawn == 0 || nb == 0) continue;
+    if (drawn == 0 || src.blocks.empty()) continue;
     // What the draws take: packed, their last token (and, peeking, the one
     // after it); unpacked, a document each.
     const uint64_t need = in.pack ? drawn * in.seq_len + (in.peeks_past_row ? 1 : 0) : drawn;
+    const std::vector<uint64_t> weights = DealWeights(in, i);
+    PassDealer dealer(src.blocks, weights, in.shards, in.shuffle, in.seed, i, {shard});
     uint64_t have = 0;
     bool found = false;
-    // Pass by pass, this shard's blocks in windows of window_blocks.
+    // Pass by pass, the shard's blocks in windows of window_blocks.
     for (uint64_t epoch = 0; !found; ++epoch) {
-      const uint64_t base = epoch * nb, first = base + (shard + S - base % S) % S;
-      if (first >= base + nb) continue;  // no block of this shard in the pass
-      const std::vector<uint32_t> order = EpochBlockOrder(src.blocks, in.shuffle, in.seed, i, epoch);
-      for (uint64_t k = 0; first + k * S < base + nb; ++k) {
-        have += Laid(in, src, order[first + k * S - base]);
+      const std::vector<uint32_t> mine = dealer.Dealt(epoch, shard);
+      for (size_t k = 0; k < mine.size(); ++k) {
+        have += weights[mine[k]];
         if (have >= need) {
           last[i] = {epoch, k / in.window_blocks};
           found = true;
@@ -119,7 +121,7 @@ std::vector<std::pair<uint64_t, uint64_t>> LastWindows(const ShardedEndInput& in
         }
       }
       // Blocks that hold nothing never meet the need: the stream reports that.
-      if (!found && have == 0 && epoch > S) break;
+      if (!found && have == 0 && epoch > in.shards) break;
     }
   }
   return last;

@@ -1,8 +1,8 @@
 // ShardedEnd: where a finite sharded run ends (docs/loader.md, "Shards",
 // "Finite epochs"). Each shard is an endless stream whose windows lie
-// within passes (SourceConfig::pass_windows); a round ends after the first
-// global step by which every shard has put into rows every token of its
-// blocks of the round's passes over every source. Computed from the blocks'
+// within passes, of the blocks each pass deals it (pass_deal.h); a round
+// ends after the first global step by which every shard has put into rows
+// every token of its blocks of the round's passes over every source. Computed from the blocks'
 // lengths alone -- records and stored token ids, which the sources' token
 // index gives (tokenfeed/token_index.h) -- so every rank finds the same end
 // without reading the other ranks' shards. It decides only where the run
@@ -47,6 +47,10 @@ struct ShardedEnd {
   uint32_t shard = 0;    // the shard that needs the last of them
   uint32_t source = 0;   // and its source whose passes complete last there
 };
+
+// Per block of source `source`: what PassDeal balances (rows' worth of
+// tokens packed, records unpacked).
+std::vector<uint64_t> DealWeights(const ShardedEndInput& in, uint32_t source);
 
 // The end of the round whose passes `in.passes` counts. Its cost: one visit
 // of every block position of the passes, and one mixer draw per sample of

@@ -1,5 +1,7 @@
 #include "loader/sharded_end.h"
 
+#include "loader/pass_deal.h"
+
 #include <gtest/gtest.h>
 
 namespace tokenfeed::loader {
@@ -31,8 +33,9 @@ ShardedEnd EndOf(const ShardedEndInput& in) {
 }
 
 TEST(ShardedEndTest, TheShardThatOwesMostSamplesEndsTheRound) {
-  // Shard 0 holds blocks 0 and 2 (20 tokens: 4 samples), shard 1 blocks 1
-  // and 3 (40: 8). Shard 1's 8th sample is global sample 7 * 2 + 1.
+  // Each block to the shard dealt least so far: shard 0 holds blocks 0 and 2
+  // (20 tokens: 4 samples), shard 1 blocks 1 and 3 (40: 8). Shard 1's 8th
+  // sample is global sample 7 * 2 + 1.
   ShardedEnd end = EndOf(OneSource({10, 10, 10, 30}, 2, 1));
   EXPECT_EQ(end.samples, 16u);
   EXPECT_EQ(end.shard, 1u);
@@ -43,8 +46,10 @@ TEST(ShardedEndTest, TheShardThatOwesMostSamplesEndsTheRound) {
 
 TEST(ShardedEndTest, PassesBosEosAndUnpackedRowsCount) {
   ShardedEndInput in = OneSource({10, 10, 10, 30}, 2, 1);
-  in.passes = 2;  // shard 1: blocks 1, 3, 1, 3: 80 tokens, 16 samples
-  EXPECT_EQ(EndOf(in).samples, 32u);
+  // Two passes: the second deals blocks 0, 1, 2 to shard 0 (then 20 tokens
+  // behind) and 3 to shard 1: 70 tokens, 14 samples.
+  in.passes = 2;
+  EXPECT_EQ(EndOf(in).samples, 13u * 2 + 1 + 1);
   in.passes = 1;
   in.added_per_document = 2;  // shard 1: 40 + 2 * 2 tokens, 9 samples
   EXPECT_EQ(EndOf(in).samples, 8u * 2 + 1 + 1);
@@ -58,11 +63,21 @@ TEST(ShardedEndTest, FewerBlocksThanShardsLeaveSomeShardsAPassWithout) {
   ShardedEnd end = EndOf(in);
   EXPECT_EQ(end.samples, 1u * 4 + 2 + 1);
   EXPECT_EQ(end.shard, 2u);
-  // Two: positions 3, 4, 5 go to shards 3, 0, 1; shard 1 owes 4 samples.
+  // Two: blocks 0, 1, 2 go to shards 3, 0, 1; shard 1 owes 4 samples.
   in.passes = 2;
   end = EndOf(in);
   EXPECT_EQ(end.samples, 3u * 4 + 1 + 1);
   EXPECT_EQ(end.shard, 1u);
+}
+
+TEST(ShardedEndTest, APassGoesToTheShardsDealtLeastSoFar) {
+  std::vector<uint64_t> loads = {0, 0, 0};
+  // Weights by block index; the order visits blocks 3, 0, 1, 2, 4.
+  const std::vector<uint64_t> weight = {5, 1, 1, 9, 2};
+  EXPECT_EQ(DealPass({3, 0, 1, 2, 4}, weight, &loads), (std::vector<uint32_t>{0, 1, 2, 2, 2}));
+  EXPECT_EQ(loads, (std::vector<uint64_t>{9, 5, 4}));
+  // The next pass goes on from these totals.
+  EXPECT_EQ(DealPass({0, 1}, weight, &loads), (std::vector<uint32_t>{2, 1}));
 }
 
 TEST(ShardedEndTest, EveryWeightedSourceIsDrawnAsOftenAsItOwes) {
@@ -90,13 +105,14 @@ TEST(ShardedEndTest, EveryWeightedSourceIsDrawnAsOftenAsItOwes) {
 
 TEST(ShardedEndTest, LastWindowsFollowTheShardsBlocksPassByPass) {
   // Shard 1's windows of one block: pass 0 blocks 1 (10 tokens) and 3 (30),
-  // pass 1 block 1 again (position 5).
+  // pass 1 block 3 again (the rest goes to shard 0, 20 tokens behind).
   ShardedEndInput in = OneSource({10, 10, 10, 30}, 2, 1);
   using W = std::pair<uint64_t, uint64_t>;
   EXPECT_EQ(LastWindows(in, 1, 2)[0], W(0, 0));  // 10 tokens
   EXPECT_EQ(LastWindows(in, 1, 3)[0], W(0, 1));  // 15
   EXPECT_EQ(LastWindows(in, 1, 8)[0], W(0, 1));  // 40
   EXPECT_EQ(LastWindows(in, 1, 9)[0], W(1, 0));  // 45
+  EXPECT_EQ(LastWindows(in, 1, 15)[0], W(2, 0));  // 75: pass 2 gives it block 3 again
   EXPECT_EQ(LastWindows(in, 1, 0)[0], W(UINT64_MAX, UINT64_MAX));
   in.peeks_past_row = true;  // a row ending at a document's end looks one token on
   EXPECT_EQ(LastWindows(in, 1, 2)[0], W(0, 1));

@@ -27,7 +27,7 @@ Result<std::unique_ptr<SourceStream>> SourceStream::Open(SourceConfig config) {
     s->windows_per_epoch_ = UINT64_MAX;  // one endless pass, never a new epoch
   }
   if (c.shards > 1) {
-    if (c.epochs != 0 || c.shard >= c.shards || (c.pass_windows && c.follow)) {
+    if (c.epochs != 0 || c.shard >= c.shards || (c.pass_windows && (c.follow || c.dealer == nullptr))) {
       return Status::InvalidArgument("shard " + std::to_string(c.shard) + " of " + std::to_string(c.shards) +
                                      " of " + c.uri + ": a sharded stream is endless (epochs=0)");
     }
@@ -244,27 +244,20 @@ std::vector<SourceStream::BlockRead> SourceStream::ShardWindowReads(uint64_t win
 
 uint64_t SourceStream::WindowsIn(uint64_t epoch) const {
   if (!config_.pass_windows) return windows_per_epoch_;
-  return (ShardBlocksIn(epoch) + config_.window_blocks - 1) / config_.window_blocks;
-}
-
-uint64_t SourceStream::FirstPositionIn(uint64_t epoch) const {
-  const uint64_t base = epoch * blocks_.size(), shards = config_.shards;
-  return base + (config_.shard + shards - base % shards) % shards;
-}
-
-uint64_t SourceStream::ShardBlocksIn(uint64_t epoch) const {
-  const uint64_t end = (epoch + 1) * blocks_.size(), first = FirstPositionIn(epoch);
-  return first < end ? (end - 1 - first) / config_.shards + 1 : 0;
+  if (windows_in_.first != epoch) {
+    const uint64_t blocks = config_.dealer->CountDealt(epoch, config_.shard);
+    windows_in_ = {epoch, (blocks + config_.window_blocks - 1) / config_.window_blocks};
+  }
+  return windows_in_.second;
 }
 
 std::vector<SourceStream::BlockRead> SourceStream::ShardPassWindowReads(uint64_t epoch, uint64_t window) {
   const SourceConfig& c = config_;
-  const uint64_t n = blocks_.size(), first = FirstPositionIn(epoch), count = ShardBlocksIn(epoch);
-  const std::vector<uint32_t>& order = Plan(epoch).order;
+  const std::vector<uint32_t> mine = c.dealer->Dealt(epoch, c.shard);
   std::vector<BlockRead> reads;
-  for (uint64_t i = window * c.window_blocks; i < std::min<uint64_t>((window + 1) * c.window_blocks, count); ++i) {
-    const uint32_t index = order[first + i * c.shards - epoch * n];
-    reads.push_back({blocks_[index], blocks_[index].offset + blocks_[index].count, epoch});
+  for (uint64_t i = window * c.window_blocks; i < std::min<uint64_t>((window + 1) * c.window_blocks, mine.size()); ++i) {
+    const Block& b = blocks_[mine[i]];
+    reads.push_back({b, b.offset + b.count, epoch});
   }
   return ChainRuns(std::move(reads));
 }

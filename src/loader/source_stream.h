@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "loader/document_order.h"
+#include "loader/pass_deal.h"
 #include "tokenfeed/status.h"
 #include "tokenfeed/topic.h"
 
@@ -49,12 +50,13 @@ struct SourceConfig {
   uint32_t shard = 0;
   uint32_t shards = 1;
   // With shards > 1, windows within passes (a finite sharded run,
-  // docs/loader.md "Finite epochs"): the shard's blocks of pass e -- the
-  // positions of [e * blocks, (e + 1) * blocks) that are its -- in windows
-  // of window_blocks, the pass's last one shorter; a position's epoch is the
-  // pass and its window counts the shard's windows of that pass (a pass may
-  // give a shard none). The stream still never ends.
+  // docs/loader.md "Finite epochs"): the blocks `dealer` deals this shard in
+  // pass e (pass_deal.h), in windows of window_blocks, the pass's last one
+  // shorter; a position's epoch is the pass and its window counts the
+  // shard's windows of that pass (a pass may give a shard none). The stream
+  // still never ends.
   bool pass_windows = false;
+  std::shared_ptr<PassDealer> dealer;
   // Follow (docs/loader.md, "Live topics"): instead of the snapshot's
   // epochs, one endless pass over the partitions as they grow, from the
   // snapshot's starts: position g of the sequence is block g / P of
@@ -263,10 +265,7 @@ class SourceStream {
   Status WaitForBlock(topic::PartitionCursor& cursor, const Block& block);
   // This shard's window: its blocks of the endless sequence of epochs.
   std::vector<BlockRead> ShardWindowReads(uint64_t window);
-  // With pass_windows: this shard's first position in pass `epoch` (it may
-  // lie past the pass), its blocks there, and a window of them.
-  uint64_t FirstPositionIn(uint64_t epoch) const;
-  uint64_t ShardBlocksIn(uint64_t epoch) const;
+  // With pass_windows: a window of this shard's blocks of pass `epoch`.
   std::vector<BlockRead> ShardPassWindowReads(uint64_t epoch, uint64_t window);
   bool sharded() const { return config_.shards > 1; }
   // The topic still has the snapshot's partitions and offsets (embedded log).
@@ -286,6 +285,7 @@ class SourceStream {
   SourcePosition pos_;
   uint64_t epoch_end_ = 0;
   std::pair<uint64_t, uint64_t> read_ahead_end_{UINT64_MAX, UINT64_MAX};  // epoch, window
+  mutable std::pair<uint64_t, uint64_t> windows_in_{UINT64_MAX, 0};  // pass_windows: epoch, its windows (owner's thread)
   std::function<bool()> repeat_;
   bool loaded_ = false;  // cur_window_ is pos_'s window
   bool cheap_snapshot_check_ = false;  // topic::TransportHints of the source's URI
