@@ -588,7 +588,9 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
     const uint64_t samples = round_end_step_ * per_step;
     for (Shard& shard : shards_) {
       const uint64_t mine = samples > shard.index ? (samples - shard.index + o_.shards - 1) / o_.shards : 0;
-      const auto last = loader::LastWindows(in, shard.index, mine);
+      std::vector<loader::PassDealer*> dealers;
+      for (const auto& stream : shard.streams) dealers.push_back(stream->config().dealer.get());
+      const auto last = loader::LastWindows(in, shard.index, mine, dealers);
       for (size_t s = 0; s < shard.streams.size(); ++s) shard.streams[s]->SetReadAheadEnd(last[s].first, last[s].second);
     }
     return Status::OK();

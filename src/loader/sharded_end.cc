@@ -89,7 +89,8 @@ Result<ShardedEnd> ComputeShardedEnd(const ShardedEndInput& in) {
   return end;
 }
 
-std::vector<std::pair<uint64_t, uint64_t>> LastWindows(const ShardedEndInput& in, uint32_t shard, uint64_t samples) {
+std::vector<std::pair<uint64_t, uint64_t>> LastWindows(const ShardedEndInput& in, uint32_t shard, uint64_t samples,
+                                                       const std::vector<PassDealer*>& dealers) {
   constexpr std::pair<uint64_t, uint64_t> kUnknown{UINT64_MAX, UINT64_MAX};
   const uint32_t sources = static_cast<uint32_t>(in.sources.size());
   std::vector<std::pair<uint64_t, uint64_t>> last(sources, kUnknown);
@@ -106,7 +107,7 @@ std::vector<std::pair<uint64_t, uint64_t>> LastWindows(const ShardedEndInput& in
     // after it); unpacked, a document each.
     const uint64_t need = in.pack ? drawn * in.seq_len + (in.peeks_past_row ? 1 : 0) : drawn;
     const std::vector<uint64_t> weights = DealWeights(in, i);
-    PassDealer dealer(src.blocks, weights, in.shards, in.shuffle, in.seed, i, {shard});
+    PassDealer& dealer = *dealers[i];
     uint64_t have = 0;
     bool found = false;
     // Pass by pass, the shard's blocks in windows of window_blocks.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "loader/document_order.h"
+#include "loader/pass_deal.h"
 #include "tokenfeed/status.h"
 
 namespace tokenfeed::loader {
@@ -64,6 +65,8 @@ Result<ShardedEnd> ComputeShardedEnd(const ShardedEndInput& in);
 // cannot be known from lengths (a source it draws nothing from, unpacked
 // rows of records that may be empty). A stream need not read ahead past it
 // (reading on stays possible, only not ahead of need).
-std::vector<std::pair<uint64_t, uint64_t>> LastWindows(const ShardedEndInput& in, uint32_t shard, uint64_t samples);
+// `dealers` (by source) deal the passes as the streams do and keep `shard`.
+std::vector<std::pair<uint64_t, uint64_t>> LastWindows(const ShardedEndInput& in, uint32_t shard, uint64_t samples,
+                                                       const std::vector<PassDealer*>& dealers);
 
 }  // namespace tokenfeed::loader

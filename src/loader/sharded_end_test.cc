@@ -108,6 +108,11 @@ TEST(ShardedEndTest, LastWindowsFollowTheShardsBlocksPassByPass) {
   // pass 1 block 3 again (the rest goes to shard 0, 20 tokens behind).
   ShardedEndInput in = OneSource({10, 10, 10, 30}, 2, 1);
   using W = std::pair<uint64_t, uint64_t>;
+  // As the streams deal the passes: a dealer that keeps shard 1.
+  auto LastWindows = [&](const ShardedEndInput& with, uint32_t shard, uint64_t samples) {
+    PassDealer dealer(with.sources[0].blocks, DealWeights(with, 0), with.shards, with.shuffle, with.seed, 0, {shard});
+    return loader::LastWindows(with, shard, samples, {&dealer});
+  };
   EXPECT_EQ(LastWindows(in, 1, 2)[0], W(0, 0));  // 10 tokens
   EXPECT_EQ(LastWindows(in, 1, 3)[0], W(0, 1));  // 15
   EXPECT_EQ(LastWindows(in, 1, 8)[0], W(0, 1));  // 40
