@@ -414,7 +414,10 @@ std::optional<IndexFile> Repaired(const IndexFile& file, const std::string& rebu
 
 std::string Describe(const std::vector<Offset>& offsets) {
   std::string s;
-  for (const Offset o : offsets) s += (s.empty() ? "" : ",") + Num(o.value());
+  for (const Offset o : offsets) {
+    if (!s.empty()) s += ',';
+    s += Num(o.value());
+  }
   return "partition offsets {" + s + "}";
 }
 
