@@ -100,6 +100,9 @@ fs::path TokensPath(uint32_t p) {
   return g_template->topic_dir / f::PartitionDirName(PartitionId(p)) / std::string(f::kTokenIndexFileName);
 }
 
+// Where a TOKENS replaced by a symbolic link points: outside the topic.
+fs::path LinkTarget(uint32_t p) { return g_template->root / ("link-target-" + Num(p)); }
+
 std::string ReadAll(const fs::path& p) {
   auto bytes = tokenfeed::ReadFileToString(tokenfeed::FileSystem::Posix(), p.string());
   if (!bytes.ok()) Finding("cannot read " + p.string() + ": " + bytes.status().ToString());
@@ -194,7 +197,6 @@ const Template& GetTemplate() {
 class Input {
  public:
   Input(const uint8_t* data, size_t size) : p_(data), end_(data + size) {}
-  bool done() const { return p_ == end_; }
   size_t left() const { return static_cast<size_t>(end_ - p_); }
   uint8_t Byte() { return p_ == end_ ? 0 : *p_++; }
   uint32_t U16() { return Byte() | uint32_t{Byte()} << 8; }
@@ -305,9 +307,8 @@ void Prepare(Input& in, IndexFile (&index)[kPartitions], bool (&edited)[kPartiti
     fs::remove(at, ec);
     if (index[p].kind == IndexFile::kFile) WriteAll(at, index[p].bytes);
     if (index[p].kind == IndexFile::kLink) {
-      const fs::path target = t.root / ("link-target-" + Num(p));
-      WriteAll(target, index[p].bytes);
-      fs::create_symlink(target, at, ec);
+      WriteAll(LinkTarget(p), index[p].bytes);
+      fs::create_symlink(LinkTarget(p), at, ec);
       if (ec) Finding("cannot make a link: " + ec.message());
     }
   }
@@ -514,7 +515,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!writer.ok()) {
     NeedMessage(writer.status(), "OpenTopicWriter");
     if (!refused) Finding("OpenTopicWriter failed on an index it must repair: " + writer.status().ToString());
-    return 0;  // a refusal changes nothing; the reads above covered it
+    // The index refused is left as it was (a partition opened before it may
+    // have been repaired); the reads above covered it.
+    for (uint32_t p = 0; p < kPartitions; ++p) {
+      if (repaired[p].has_value()) continue;
+      const bool link = index[p].kind == IndexFile::kLink;
+      const fs::path at = link ? LinkTarget(p) : TokensPath(p);
+      if (fs::is_symlink(TokensPath(p)) != link || ReadAll(at) != index[p].bytes) {
+        Finding("OpenTopicWriter refused partition " + Num(p) + "'s TOKENS but changed it");
+      }
+    }
+    return 0;
   }
   if (refused) Finding("OpenTopicWriter opened with a link or a newer index version");
   for (const std::string& note : (*writer)->RecoveryNotes()) {
