@@ -15,7 +15,8 @@
 // that never decrease. More is known of the file, so more must hold:
 // - the answer is what the format defines for the entries the file holds
 //   (entry o - 1 for offset o, and past the file's last complete entry that
-//   entry plus the ids of the records after it), or a Corruption where those
+//   entry plus the ids of the records after it; Corruption where that would
+//   pass 2^64), or a Corruption where those
 //   entries decrease; when they do not decrease, or the file is missing or
 //   torn, the answer is that; a link, a bad header or a newer version is an
 //   error. So an index whose entries are true answers the truth, and a
@@ -25,7 +26,7 @@
 //   of them here: fewer than kCheckedTailEntries) rebuilds it from the
 //   records, byte for byte the template's; otherwise the entries up to the
 //   end are kept, those past it and a partial one cut, and the missing ones
-//   added from the last kept one. A link or a newer version refuses the
+//   added from the last kept one (rebuilt where that would pass 2^64). A link or a newer version refuses the
 //   writer and leaves the file alone.
 // Aborts on a finding.
 //
@@ -324,6 +325,9 @@ struct Expectation {
     kUnsupported,     // a newer version
   } kind = kAnswer;
   std::vector<uint64_t> tokens;  // [o]: for offset o in [0, end]
+  // The first offset whose count, gone on from the last entry, passes 2^64:
+  // asking it or a later one is Corruption (UINT64_MAX: none).
+  uint64_t overflow_at = UINT64_MAX;
 };
 
 struct Header {
@@ -378,13 +382,18 @@ Expectation Expect(const IndexFile& file, const std::vector<uint64_t>& truth) {
     return e;
   }
   // Entry o - 1 for offset o; past the last complete entry, that entry plus
-  // the ids of the records after it (wrapping as u64 arithmetic does).
+  // the ids of the records after it, unless that passes 2^64.
   const std::vector<uint64_t> entries = EntriesOf(file.bytes);
   const uint64_t end = truth.size() - 1;
   const uint64_t covered = std::min<uint64_t>(entries.size(), end);
   e.tokens.assign(truth.size(), 0);
   for (uint64_t o = 1; o <= end; ++o) {
-    e.tokens[o] = o <= covered ? entries[o - 1] : e.tokens[covered] + (truth[o] - truth[covered]);
+    if (o <= covered) {
+      e.tokens[o] = entries[o - 1];
+    } else if (__builtin_add_overflow(e.tokens[covered], truth[o] - truth[covered], &e.tokens[o]) &&
+               e.overflow_at == UINT64_MAX) {
+      e.overflow_at = o;
+    }
   }
   e.kind = Decreases(entries, covered) ? Expectation::kAnswerOrDamage : Expectation::kAnswer;
   return e;
@@ -408,7 +417,11 @@ std::optional<IndexFile> Repaired(const IndexFile& file, const std::string& rebu
   for (size_t i = keep; i < truth.size(); ++i) {
     const uint64_t last = keep == 0 ? 0 : entries[keep - 1];
     const uint64_t last_true = keep == 0 ? 0 : truth[keep - 1];
-    entries.push_back(last + (truth[i] - last_true));
+    uint64_t next = 0;
+    // Entries that cannot go on from the last kept one without passing 2^64
+    // are damage: the file is rebuilt.
+    if (__builtin_add_overflow(last, truth[i] - last_true, &next)) return rebuilt_file;
+    entries.push_back(next);
   }
   return IndexFile{IndexFile::kFile, EncodeEntries(entries)};
 }
@@ -425,6 +438,16 @@ std::string Describe(const std::vector<Offset>& offsets) {
 void CheckRead(uint32_t p, const std::vector<Offset>& offsets, const Expectation& e, const char* when) {
   const std::string where = std::string(when) + ", partition " + Num(p) + ", " + Describe(offsets);
   auto read = tokenfeed::topic::ReadTokenIndex(Uri(), PartitionId(p), offsets);
+  const bool overflows = !offsets.empty() && offsets.back().value() >= e.overflow_at;
+  if (overflows && (read.ok() || read.status().code() != StatusCode::kCorruption) &&
+      (e.kind == Expectation::kAnswer || e.kind == Expectation::kAnswerOrDamage)) {
+    Finding("ReadTokenIndex " + where + ": counting past the index's last entry passes 2^64 at offset " +
+            Num(e.overflow_at) + ", which must be Corruption, not " + (read.ok() ? "an answer" : read.status().ToString()));
+  }
+  if (overflows && !read.ok()) {
+    NeedMessage(read.status(), "ReadTokenIndex " + where);
+    return;
+  }
   if (!read.ok()) {
     const Status& s = read.status();
     NeedMessage(s, "ReadTokenIndex " + where);

@@ -36,7 +36,11 @@ class RecordCounter {
         }
       }
       const log::LogRecord r = *next_;
-      tokens_ += RecordTokenCount(r.bytes);
+      if (__builtin_add_overflow(tokens_, RecordTokenCount(r.bytes), &tokens_)) {
+        return Status::Corruption(label_ + ": its token index's last entry leaves no room to count the record at "
+                                           "offset " + Num(position_) + " on from (more than 2^64 ids): the index is "
+                                           "damaged; the next open of the partition's writer rebuilds it");
+      }
       out->records_read += 1;
       out->bytes_read += r.bytes.size();
       ++next_;

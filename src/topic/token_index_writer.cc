@@ -48,7 +48,12 @@ Status AddEntriesFromLog(log::TopicDirectory* topic, PartitionId partition, Writ
     }
     for (const log::LogRecord& r : batch) {
       if (next >= end.value()) break;
-      *total += RecordTokenCount(r.bytes);
+      if (__builtin_add_overflow(*total, RecordTokenCount(r.bytes), total)) {
+        // Only a damaged entry kept from before can be this large.
+        return Status::OutOfRange(topic->uri() + " partition " + ToString(partition) +
+                                  ": its token index's entries reach " + Num(*total) +
+                                  " ids, too many to count the record at offset " + Num(next) + " on from");
+      }
       TF_RETURN_IF_ERROR(add(*total));
       ++next;
     }
@@ -148,6 +153,17 @@ Result<std::unique_ptr<TokenIndexWriter>> TokenIndexWriter::Open(log::TopicDirec
     const uint64_t want = f::kTokenIndexHeaderSize + keep * f::kTokenIndexEntrySize;
     Status s = (*out)->Size() > want ? (*out)->Truncate(want) : Status::OK();
     if (s.ok()) s = AddEntriesFromLog(topic, partition, out->get(), keep, end, &total);
+    if (s.code() == StatusCode::kOutOfRange) {
+      // A kept entry too large to go on from is damage the checks of the
+      // tail did not see: the whole file is rebuilt.
+      (void)(*out)->Close();
+      *note = "token index '" + path + "': " + s.message();
+      s = Rebuild(topic, partition, path, end, &total);
+      if (!s.ok()) return inactive(s, true);
+      *note += "; rebuilt it from the partition's records below offset " + ToString(end);
+      out = fs->OpenWritable(path, FileSystem::WriteMode::kAppend);
+      if (!out.ok()) return inactive(out.status(), false);
+    }
     if (!s.ok()) {
       (void)(*out)->Close();
       return inactive(s, false);  // the entries written are true; readers count the rest
@@ -168,7 +184,12 @@ Status TokenIndexWriter::Append(const log::BatchBuilder& batch, Offset first) {
   entries_.resize(size_t{batch.record_count()} * f::kTokenIndexEntrySize);
   uint8_t* p = entries_.data();
   for (const log::LogRecord& r : batch.records()) {
-    total_ += RecordTokenCount(r.bytes);
+    if (__builtin_add_overflow(total_, RecordTokenCount(r.bytes), &total_)) {
+      file_.reset();
+      return Status::Internal("token index '" + path_ + "' holds a last entry too large to count offset " +
+                              ToString(first) + "'s batch on from: the index stops here for this writer; the next "
+                              "open of the partition's writer rebuilds it, readers count the records meanwhile");
+    }
     StoreLittleEndian<uint64_t>(p, total_);
     p += f::kTokenIndexEntrySize;
   }
