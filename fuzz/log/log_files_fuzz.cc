@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "base/file_system.h"
+#include "byte_edits.h"
 #include "log/log_format.h"
 #include "log/test_records.h"
 #include "log/log.h"
@@ -120,24 +121,7 @@ const Template& GetTemplate() {
 
 bool IsSegment(const fs::path& p) { return lg::format::ParseSegmentFileName(p.filename().string()).has_value(); }
 
-class Input {
- public:
-  Input(const uint8_t* data, size_t size) : p_(data), end_(data + size) {}
-  bool done() const { return p_ == end_; }
-  uint8_t Byte() { return p_ == end_ ? 0 : *p_++; }
-  uint32_t U16() { return Byte() | uint32_t{Byte()} << 8; }
-  uint32_t U32() { return U16() | U16() << 16; }
-  std::string Bytes(size_t n) {
-    n = std::min<size_t>(n, static_cast<size_t>(end_ - p_));
-    std::string s(reinterpret_cast<const char*>(p_), n);
-    p_ += n;
-    return s;
-  }
-
- private:
-  const uint8_t* p_;
-  const uint8_t* end_;
-};
+using Input = tokenfeed::fuzz::EditInput;
 
 // Applies the input's edits to a fresh copy of the template; returns whether
 // the segment files are as written.
@@ -155,21 +139,8 @@ bool Prepare(Input& in, bool* discard) {
     if (op == 6) break;  // no more edits
     if (IsSegment(files[which].first)) segments_intact = false;
     const size_t pos = bytes.empty() ? 0 : in.U16() % (bytes.size() + 1);
+    if (tokenfeed::fuzz::EditBytes(in, op, pos, 64, &bytes)) continue;  // overwrite, flip, truncate, append
     switch (op) {
-      case 0: {  // overwrite
-        const std::string with = in.Bytes(in.Byte() % 64);
-        bytes.replace(pos, std::min(with.size(), bytes.size() - pos), with);
-        break;
-      }
-      case 1:  // flip bits of one byte
-        if (pos < bytes.size()) bytes[pos] = static_cast<char>(bytes[pos] ^ (in.Byte() | 1));
-        break;
-      case 2:  // truncate
-        bytes.resize(pos);
-        break;
-      case 3:  // append
-        bytes += in.Bytes(in.Byte() % 64);
-        break;
       case 4: {  // forge a little-endian 32-bit field (a length, a count, an offset)
         const uint32_t v = in.U32();
         for (size_t i = 0; i < 4 && pos + i < bytes.size(); ++i) bytes[pos + i] = static_cast<char>(v >> (8 * i));

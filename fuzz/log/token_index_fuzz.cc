@@ -50,6 +50,7 @@
 
 #include "base/file_system.h"
 #include "base/little_endian.h"
+#include "byte_edits.h"
 #include "log/log_format.h"
 #include "tokenfeed/record.h"
 #include "tokenfeed/token_index.h"
@@ -195,25 +196,7 @@ const Template& GetTemplate() {
   return *t;
 }
 
-class Input {
- public:
-  Input(const uint8_t* data, size_t size) : p_(data), end_(data + size) {}
-  size_t left() const { return static_cast<size_t>(end_ - p_); }
-  uint8_t Byte() { return p_ == end_ ? 0 : *p_++; }
-  uint32_t U16() { return Byte() | uint32_t{Byte()} << 8; }
-  uint32_t U32() { return U16() | U16() << 16; }
-  uint64_t U64() { return U32() | uint64_t{U32()} << 32; }
-  std::string Bytes(size_t n) {
-    n = std::min(n, left());
-    std::string s(reinterpret_cast<const char*>(p_), n);
-    p_ += n;
-    return s;
-  }
-
- private:
-  const uint8_t* p_;
-  const uint8_t* end_;
-};
+using Input = tokenfeed::fuzz::EditInput;
 
 // What stands at a partition's TOKENS path.
 struct IndexFile {
@@ -266,21 +249,8 @@ void Prepare(Input& in, IndexFile (&index)[kPartitions], bool (&edited)[kPartiti
     const uint8_t op = in.Byte() % 8;
     if (op < 6 && file.kind == IndexFile::kMissing) file.kind = IndexFile::kFile;  // written anew
     const size_t pos = in.U16() % (bytes.size() + 1);
+    if (tokenfeed::fuzz::EditBytes(in, op, pos, 32, &bytes)) continue;  // overwrite, flip, truncate, append
     switch (op) {
-      case 0: {  // overwrite
-        const std::string with = in.Bytes(in.Byte() % 32);
-        bytes.replace(pos, std::min(with.size(), bytes.size() - pos), with);
-        break;
-      }
-      case 1:  // flip bits of one byte
-        if (pos < bytes.size()) bytes[pos] = static_cast<char>(bytes[pos] ^ (in.Byte() | 1));
-        break;
-      case 2:  // truncate
-        bytes.resize(pos);
-        break;
-      case 3:  // append
-        bytes += in.Bytes(in.Byte() % 32);
-        break;
       case 4:
         ForgeEntry(in, t.cumulative[p], bytes);
         break;
