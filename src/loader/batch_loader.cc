@@ -298,13 +298,14 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
     if (!o_.follow) TF_RETURN_IF_ERROR(CheckSourcesHoldRecords(o_.sources, state.snapshot));
     // A finite sharded run's end on another snapshot: its blocks' lengths.
     std::optional<std::vector<loader::SourceBlockLengths>> new_lengths;
+    std::optional<loader::ShardedEnd> loaded_end;
     if (finite_sharded()) {
       if (state.snapshot != snapshot_) {
         TF_ASSIGN_OR_RETURN(new_lengths, ReadBlockLengths(state.snapshot));
       }
-      // Where its round ends (so that setting it below cannot fail).
-      TF_RETURN_IF_ERROR(loader::ComputeShardedEnd(EndInput(new_lengths ? *new_lengths : block_lengths_,
-                                                            state.epoch_base)).status());
+      // Where its round ends, found before anything changes.
+      TF_ASSIGN_OR_RETURN(loaded_end, loader::ComputeShardedEnd(EndInput(new_lengths ? *new_lengths : block_lengths_,
+                                                                         state.epoch_base)));
     }
     StopThread();
     // Copies: the state's parts are about to be moved from.
@@ -337,7 +338,7 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
     if (new_lengths) block_lengths_ = std::move(*new_lengths);
     epoch_base_ = state.epoch_base;
     ConfigureStreams();
-    (void)SetRoundEnd();  // computed above
+    (void)SetRoundEnd(loaded_end);  // cannot fail: the end is known
     // A state without the counts of one of this rank's shards (written
     // before them) counts every shard from its position.
     bool counted = true;
@@ -510,8 +511,8 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
   bool finite_sharded() const { return o_.shards > 1 && o_.epochs > 0; }
 
   // Each source's blocks on `snapshot` and their lengths, from the sources'
-  // token index: two reads of it per block boundary, no record (unless the
-  // index lacks some, topic/token_index.h; what that read is counted in
+  // token index: one read of it per block boundary, no record (unless the
+  // index lacks some, tokenfeed/token_index.h; what that reads is counted in
   // records_read and bytes_read).
   Result<std::vector<loader::SourceBlockLengths>> ReadBlockLengths(const loader::Snapshot& snapshot) {
     std::vector<loader::SourceBlockLengths> out;
@@ -575,12 +576,17 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
     return in;
   }
 
-  // The current round's end (block_lengths_, epoch_base_): the step after
-  // the one that holds the last sample the round owes.
-  Status SetRoundEnd() {
+  // The current round's end (block_lengths_, epoch_base_; `known` when
+  // already computed): the step after the one that holds the last sample
+  // the round owes.
+  Status SetRoundEnd(std::optional<loader::ShardedEnd> known = std::nullopt) {
     if (!finite_sharded()) return Status::OK();
     const loader::ShardedEndInput in = EndInput(block_lengths_, epoch_base_);
-    TF_ASSIGN_OR_RETURN(round_end_, loader::ComputeShardedEnd(in));
+    if (known) {
+      round_end_ = *known;
+    } else {
+      TF_ASSIGN_OR_RETURN(round_end_, loader::ComputeShardedEnd(in));
+    }
     const uint64_t per_step = uint64_t{o_.batch_size} * o_.world_size;
     round_end_step_ = (round_end_.samples + per_step - 1) / per_step;
     // No window past what the round takes is read ahead: at the end, a

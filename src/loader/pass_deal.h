@@ -34,6 +34,8 @@ class PassDealer {
   // (one of the kept shards).
   std::vector<uint32_t> Dealt(uint64_t epoch, uint32_t shard);
   uint64_t CountDealt(uint64_t epoch, uint32_t shard);
+  // What each block weighs in the deal (by block index); never changes.
+  const std::vector<uint64_t>& weights() const { return weights_; }
 
  private:
   const std::vector<uint32_t>& DealtLocked(uint64_t epoch, uint32_t shard);

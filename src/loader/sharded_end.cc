@@ -106,8 +106,8 @@ std::vector<std::pair<uint64_t, uint64_t>> LastWindows(const ShardedEndInput& in
     // What the draws take: packed, their last token (and, peeking, the one
     // after it); unpacked, a document each.
     const uint64_t need = in.pack ? drawn * in.seq_len + (in.peeks_past_row ? 1 : 0) : drawn;
-    const std::vector<uint64_t> weights = DealWeights(in, i);
     PassDealer& dealer = *dealers[i];
+    const std::vector<uint64_t>& weights = dealer.weights();
     uint64_t have = 0;
     bool found = false;
     // Pass by pass, the shard's blocks in windows of window_blocks.
