@@ -351,8 +351,8 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
       }
     }
     next_step_ = state.samples / per_step;
+    std::lock_guard lock(metrics_mu_);  // Metrics() reads consumed_from_ from the endpoint's thread
     consumed_from_ = counted ? state.consumed_from : state.samples;
-    std::lock_guard lock(metrics_mu_);
     // A state without the counts: the state said from here, counting from here.
     state_ = counted ? std::string(json) : StateJson(next_step_);
     consumed_ = ConsumedNow();
@@ -911,7 +911,9 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
   std::vector<double> freshness_;  // the last kFreshnessSamples, a ring, under lag_mu_
   size_t freshness_next_ = 0;
 
-  uint64_t consumed_from_ = 0;  // the global sample the streams' counts start at
+  // The global sample the streams' counts start at: written under
+  // metrics_mu_ with the prefetch thread stopped, read by it and by Metrics().
+  uint64_t consumed_from_ = 0;
   // Replaced only by LoadState, with the prefetch thread stopped; Metrics()
   // reads the streams under it (the endpoint calls it from its own thread).
   mutable std::mutex shards_mu_;
