@@ -82,6 +82,11 @@ struct ReplayedStep {
   // before this one.
   uint64_t started_at_step = 0;
   uint64_t steps_skipped = 0;
+  // Records read from the topics to produce it: the step's windows (and one
+  // read ahead per source). The steps counted past read none from an
+  // embedded log, whose token index gives their documents' lengths; from
+  // Kafka they read their windows.
+  uint64_t records_read = 0;
 };
 
 // Global step `step` (0-based, counted in the state's batch_size x

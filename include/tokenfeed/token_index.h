@@ -48,6 +48,13 @@ struct TokenIndexRead {
 Result<TokenIndexRead> ReadTokenIndex(std::string_view uri, PartitionId partition, std::span<const Offset> offsets,
                                       const TopicConfig& config = {});
 
+// How many offsets of a partition, from offset 0, its token index holds
+// entries for now: ReadTokenIndex answers offsets up to that from the index
+// alone, reading no record. 0 where there is no index (Kafka, a topic
+// written before it existed, a torn file). Errors: the topic or partition
+// missing, a damaged or newer header (as ReadTokenIndex).
+Result<uint64_t> TokenIndexCoverage(std::string_view uri, PartitionId partition);
+
 // Whether the transport of `uri` keeps a token index (the log: yes; Kafka:
 // not yet), so ReadTokenIndex answers without reading the records. False
 // for a string that is not a topic URI.

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 
 import pytest
 import torch
@@ -96,7 +97,7 @@ def test_replay_through_the_cli_and_the_api_is_the_yielded_batches(sources, tmp_
     assert [json.loads(line)["pieces"] for line in out] == [
         r["pieces"] for r in tokenfeed.TokenDataset.replay(state, 9, other_states=[ranks[1][1][6]])]
     head = run("replay", "--state", path, "--from-state", earlier, "--step", 9).stdout.splitlines()[0]
-    assert head.endswith("replayed from step 6 (3 steps counted past)")
+    assert re.search(r"replayed from step 6 \(3 steps counted past, \d+ records read\)$", head), head
     bad = run("replay", "--state", path, "--step", 3, "--rank", 5, check=False)
     assert bad.returncode == 2 and "world_size 2" in bad.stderr
     no_tokenizer = run("replay", "--state", path, "--step", 3, "--decode", check=False)

@@ -134,7 +134,7 @@ CommandResult RunReplay(const ReplayCliOptions& o) {
     out = "# step " + std::to_string(step.step) + " (batch_size " + std::to_string(step.batch_size) +
           " x world_size " + std::to_string(step.world_size) + "), replayed from step " +
           std::to_string(step.started_at_step) + " (" + std::to_string(step.steps_skipped) +
-          " steps counted past)\n";
+          " steps counted past, " + std::to_string(step.records_read) + " records read)\n";
   }
   for (const ReplayRow& r : step.rows) {
     if (o.json) {

@@ -389,9 +389,21 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
     return nullptr;
   }
   uint64_t next_step() const override { return next_step_; }
+  uint64_t records_read() const override {
+    uint64_t n = 0;
+    for (const Shard& shard : shards_) {
+      for (const auto& stream : shard.streams) n += stream->records_read();
+    }
+    return n;
+  }
   Result<Batch> Step(bool copy, std::vector<loader::RowPiece>* pieces) override {
     skip_mine_ = !copy;
     recording_ = copy ? pieces : nullptr;
+    // A step counted past needs the documents' lengths alone: where the
+    // source keeps a token index they come from it, not from the records.
+    for (Shard& shard : shards_) {
+      for (auto& stream : shard.streams) stream->SetLengthsOnly(!copy);
+    }
     std::optional<uint32_t> ended;
     Result<std::optional<Batch>> step = ProduceStep(&ended);
     if (step.ok() && !*step) {  // the round ended here: the next one begins, as StartNextRound does

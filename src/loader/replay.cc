@@ -250,6 +250,7 @@ Result<ReplayedStep> ReplayStep(const std::string& state_json, uint64_t step, co
   }
   std::vector<loader::RowPiece> pieces;
   TF_ASSIGN_OR_RETURN(Batch batch, replayer->Step(/*copy=*/true, &pieces));
+  out.records_read = replayer->records_read();
   if (batch.step != step) {
     return Status::Internal("replay produced step " + std::to_string(batch.step) + ", not " + std::to_string(step));
   }

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "tokenfeed/record.h"
+#include "tokenfeed/token_index.h"
 
 namespace tokenfeed::loader {
 
@@ -18,6 +19,7 @@ Result<std::unique_ptr<SourceStream>> SourceStream::Open(SourceConfig config) {
   s->epoch_end_ = c.epochs;
   TF_ASSIGN_OR_RETURN(topic::TransportHints hints, topic::HintsFor(c.uri));
   s->cheap_snapshot_check_ = hints.cheap_snapshot_check;
+  if (!topic::HasTokenIndex(c.uri) || c.follow) s->index_covers_ = false;
   s->blocks_ = MakeBlocks(c.partitions, c.block_records);
   s->windows_per_epoch_ = (s->blocks_.size() + c.window_blocks - 1) / c.window_blocks;
   if (c.follow) {
@@ -50,9 +52,32 @@ Result<std::unique_ptr<SourceStream>> SourceStream::Open(SourceConfig config) {
 
 SourceStream::~SourceStream() { JoinPrefetch(); }
 
+void SourceStream::SetLengthsOnly(bool on) {
+  if (on && !index_covers_) {
+    // An index that stops short would have the records after it read again
+    // for every block: then the windows are read as they are.
+    bool covers = true;
+    for (uint32_t p = 0; covers && p < config_.partitions.size(); ++p) {
+      Result<uint64_t> covered = topic::TokenIndexCoverage(config_.uri, PartitionId(p));
+      covers = covered.ok() && *covered >= config_.partitions[p].end;
+    }
+    index_covers_ = covers;
+  }
+  on = on && *index_covers_;
+  if (on == lengths_only_) return;
+  JoinPrefetch();
+  lengths_only_ = on;
+  next_window_.epoch = UINT64_MAX;  // read the other way
+  if (cur_window_.lengths_only != on) {
+    loaded_ = false;  // Ready() reads pos_'s window again, the new way
+    cur_ = nullptr;
+  }
+}
+
 void SourceStream::Seek(const SourcePosition& p) {
   pos_ = p;
-  loaded_ = cur_window_.epoch == p.epoch && cur_window_.window == p.window && cur_window_.status.ok();
+  loaded_ = cur_window_.epoch == p.epoch && cur_window_.window == p.window && cur_window_.status.ok() &&
+            cur_window_.lengths_only == lengths_only_;
   cur_ = nullptr;
   if (loaded_ && pos_.doc < cur_window_.order.size()) SelectDoc();
 }
@@ -395,6 +420,35 @@ Status SourceStream::ReadBlocks(uint32_t partition, const std::vector<BlockRead>
   return Status::OK();
 }
 
+Status SourceStream::CountBlocks(uint32_t partition, const std::vector<BlockRead>& blocks, Window* w,
+                                 std::vector<std::pair<uint32_t, uint64_t>>* read_upto,
+                                 std::vector<uint32_t>* block_docs, uint64_t* records_read, uint64_t* bytes_read) {
+  const SourceConfig& c = config_;
+  std::vector<StoredDoc>& stored = w->stored[partition];
+  std::vector<Offset> offsets;
+  for (const BlockRead& read : blocks) {
+    const Block& b = read.block;
+    offsets.clear();
+    for (uint64_t o = b.offset; o <= b.offset + b.count; ++o) offsets.push_back(Offset(o));
+    TF_ASSIGN_OR_RETURN(topic::TokenIndexRead counted,
+                        topic::ReadTokenIndex(c.uri, PartitionId(b.partition), offsets, c.topic));
+    *records_read += counted.records_read;
+    *bytes_read += counted.bytes_read;
+    for (uint32_t i = 0; i < b.count; ++i) {
+      const uint64_t ids = counted.points[i + 1].tokens - counted.points[i].tokens;
+      if (ids > UINT32_MAX) {
+        return Status::Corruption(c.uri + " partition " + std::to_string(b.partition) + ": the token index gives " +
+                                  "the record at offset " + std::to_string(b.offset + i) + " " +
+                                  std::to_string(ids) + " ids, more than a record holds");
+      }
+      stored.push_back({0, nullptr, static_cast<uint32_t>(ids), 0, -1, b.offset + i});
+    }
+    block_docs->push_back(b.count);
+    read_upto->emplace_back(b.partition, b.offset + b.count);
+  }
+  return Status::OK();
+}
+
 void SourceStream::ReadWindow(uint64_t epoch, uint64_t window, Window* w) {
   try {
     ReadWindowOrThrow(epoch, window, w);
@@ -423,6 +477,7 @@ void SourceStream::ReadWindowOrThrow(uint64_t epoch, uint64_t window, Window* w)
   w->read_upto.clear();
   w->records_read = w->bytes_read = 0;
   w->status = Status::OK();
+  w->lengths_only = lengths_only_;
   const std::vector<BlockRead> reading = WindowReads(epoch, window);
   // Each partition's blocks are read by a thread of its own (its own cursor)
   // into the partition's arena; the documents are then listed in reading
@@ -439,15 +494,19 @@ void SourceStream::ReadWindowOrThrow(uint64_t epoch, uint64_t window, Window* w)
   std::vector<std::vector<std::pair<uint32_t, uint64_t>>> read_upto(cursors_.size());
   std::vector<std::vector<uint32_t>> block_docs(cursors_.size());  // by partition, per block read
   std::vector<uint64_t> bytes_read(cursors_.size(), 0);
+  std::vector<uint64_t> index_records_read(cursors_.size(), 0);  // lengths only: what the index lacked
   std::vector<Status> results(cursors_.size());
   std::vector<std::thread> threads;
   size_t busy = 0;
   for (const auto& blocks : by_partition) busy += !blocks.empty();
   // Each helper reports an exception (out of memory) as its Status: one
   // escaping a thread would end the process.
-  auto read_partition = [this, &by_partition, w, &read_upto, &block_docs, &bytes_read, &results](uint32_t p) noexcept {
+  auto read_partition = [this, &by_partition, w, &read_upto, &block_docs, &bytes_read, &index_records_read,
+                         &results](uint32_t p) noexcept {
     try {
-      results[p] = ReadBlocks(p, by_partition[p], w, &read_upto[p], &block_docs[p], &bytes_read[p]);
+      results[p] = w->lengths_only ? CountBlocks(p, by_partition[p], w, &read_upto[p], &block_docs[p],
+                                                 &index_records_read[p], &bytes_read[p])
+                                   : ReadBlocks(p, by_partition[p], w, &read_upto[p], &block_docs[p], &bytes_read[p]);
     } catch (const std::bad_alloc&) {
       results[p] = Status::ResourceExhausted("out of memory reading " + config_.uri + " partition " +
                                              std::to_string(p) + ": lower window_blocks or block_records");
@@ -488,7 +547,10 @@ void SourceStream::ReadWindowOrThrow(uint64_t epoch, uint64_t window, Window* w)
   for (const auto& r : read_upto) w->read_upto.insert(w->read_upto.end(), r.begin(), r.end());
   for (uint32_t p = 0; p < cursors_.size(); ++p) {
     w->bytes_read += bytes_read[p];
-    for (uint32_t docs : block_docs[p]) w->records_read += docs;
+    w->records_read += index_records_read[p];
+    if (!w->lengths_only) {
+      for (uint32_t docs : block_docs[p]) w->records_read += docs;
+    }
   }
   records_read_ += w->records_read;
   bytes_read_ += w->bytes_read;
@@ -544,7 +606,8 @@ Status SourceStream::LoadWindow() {
   // (the embedded log: a few file checks) it runs each window; elsewhere
   // (a round trip to a cluster) the cursor reports a vanished topic or offset.
   if (cheap_snapshot_check_) TF_RETURN_IF_ERROR(CheckSnapshotStillHolds());
-  if (next_window_.epoch == pos_.epoch && next_window_.window == pos_.window && next_window_.status.ok()) {
+  if (next_window_.epoch == pos_.epoch && next_window_.window == pos_.window && next_window_.status.ok() &&
+      next_window_.lengths_only == lengths_only_) {
     std::swap(cur_window_, next_window_);
   } else {
     ReadWindow(pos_.epoch, pos_.window, &cur_window_);

@@ -105,6 +105,16 @@ class SourceStream {
   // ahead, only when needed: a finite run's last window in its round
   // (sharded_end.h). UINT64_MAX: read ahead always.
   void SetReadAheadEnd(uint64_t epoch, uint64_t window) { read_ahead_end_ = {epoch, window}; }
+  // Lengths only (replay counting steps past, step_replayer.h): windows
+  // are then made from the source's token index (token_index.h) instead of
+  // its records: every document's length, partition and offset, and no
+  // token (TokenAt and CopyTokens must not be called). The order, the
+  // position and the counts are those of the records' windows. Where the
+  // transport keeps no index (Kafka), where the index does not cover the
+  // snapshot (a topic written before it; `tokenfeed index` builds it), or
+  // the stream follows a live topic, the records are read as always. Switching reads the current window
+  // again, in the new way, at the same position.
+  void SetLengthsOnly(bool on);
   // Makes the current document available, reading windows and starting
   // epochs as needed. false: the last epoch is done. Errors name the URI,
   // partition and offset; a source whose records hold no token at all is
@@ -217,6 +227,7 @@ class SourceStream {
     std::vector<uint32_t> order;     // shuffled visiting order
     std::vector<std::pair<uint32_t, uint64_t>> read_upto;  // partition, end of a block read
     uint64_t records_read = 0, bytes_read = 0;  // the records read for it, and their bytes
+    bool lengths_only = false;  // made from the token index: its documents hold no ids
     Status status;
     uint64_t capacity_bytes() const {
       uint64_t n = 0;
@@ -251,6 +262,11 @@ class SourceStream {
   Status ReadBlocks(uint32_t partition, const std::vector<BlockRead>& blocks, Window* w,
                     std::vector<std::pair<uint32_t, uint64_t>>* read_upto, std::vector<uint32_t>* block_docs,
                     uint64_t* bytes_read);
+  // Lengths only: as ReadBlocks, from the token index; *records_read and
+  // *bytes_read count what the index lacked and was read instead.
+  Status CountBlocks(uint32_t partition, const std::vector<BlockRead>& blocks, Window* w,
+                     std::vector<std::pair<uint32_t, uint64_t>>* read_upto, std::vector<uint32_t>* block_docs,
+                     uint64_t* records_read, uint64_t* bytes_read);
   const EpochPlan& Plan(uint64_t epoch);
   // The blocks of a window in the order they are read.
   std::vector<uint32_t> WindowReadingOrder(const std::vector<uint32_t>& order, uint64_t window) const;
@@ -289,6 +305,11 @@ class SourceStream {
   std::function<bool()> repeat_;
   bool loaded_ = false;  // cur_window_ is pos_'s window
   bool cheap_snapshot_check_ = false;  // topic::TransportHints of the source's URI
+  // Whether windows can be made from the token index: the transport keeps
+  // one, the stream does not follow, and (asked once, at the first
+  // SetLengthsOnly(true)) it covers every partition of the snapshot.
+  std::optional<bool> index_covers_;
+  bool lengths_only_ = false;  // SetLengthsOnly; read by a window's reader, set with none running
   Window cur_window_, next_window_;
   std::thread prefetch_;
   uint64_t next_window_bytes_ = 0;  // next_window_'s size when last safe to measure

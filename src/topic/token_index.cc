@@ -14,6 +14,9 @@ namespace {
 
 std::string Num(uint64_t v) { return std::to_string(v); }
 
+// The most entries read at once for offsets close together (8 MiB).
+constexpr uint64_t kBulkEntries = uint64_t{1} << 20;
+
 // Counts the token ids of a partition's records by reading them, forward
 // only: for the offsets past what the index holds.
 class RecordCounter {
@@ -129,6 +132,37 @@ Result<TokenIndexRead> ReadLogTokenIndex(std::string_view uri, PartitionId parti
     if (!s) entries = 0;
     before_start = s.value_or(0);
   }
+  // Offsets the index covers, close together (a block's records, a
+  // window's blocks): their entries in one read, checked to never decrease.
+  const uint64_t lo = offsets.front().value(), hi = offsets.back().value();
+  if (hi <= entries && hi - lo <= kBulkEntries) {
+    const uint64_t first = lo == 0 ? 0 : lo - 1;  // entry x - 1 answers offset x
+    std::vector<uint64_t> values(hi - first);
+    TF_ASSIGN_OR_RETURN(bool whole, index->Entries(first, values));
+    if (whole) {
+      for (size_t k = 1; k < values.size(); ++k) {
+        if (values[k] < values[k - 1]) {
+          return Status::Corruption(label + ": " + index->Decrease(first + k - 1, values[k - 1], first + k, values[k])
+                                                       .message() +
+                                    ". The next writer to open the partition rebuilds the index from its records");
+        }
+      }
+      if (!values.empty() && read_any && first >= last_entry && values.front() < last_value) {
+        return Status::Corruption(label + ": " + index->Decrease(last_entry, last_value, first, values.front()).message() +
+                                  ". The next writer to open the partition rebuilds the index from its records");
+      }
+      for (const Offset asked : offsets) {
+        const uint64_t o = asked.value();
+        const uint64_t cum = o == 0 ? 0 : values[o - 1 - first];
+        if (cum < before_start) {
+          return Status::Corruption(label + ": " + index->Decrease(start - 1, before_start, o - 1, cum).message() +
+                                    ". The next writer to open the partition rebuilds the index from its records");
+        }
+        out.points.push_back({o - start, cum - before_start});
+      }
+      return out;
+    }
+  }
   std::optional<RecordCounter> counter;
   for (const Offset asked : offsets) {
     const uint64_t o = asked.value();
@@ -174,6 +208,22 @@ Result<TokenIndexRead> ReadTokenIndex(std::string_view uri, PartitionId partitio
                                "records (a PartitionCursor); use an embedded log topic (log:DIR/TOPIC) for this");
   }
   return ReadLogTokenIndex(uri, partition, offsets);
+}
+
+Result<uint64_t> TokenIndexCoverage(std::string_view uri, PartitionId partition) {
+  TF_ASSIGN_OR_RETURN(TopicKind kind, KindOf(uri));
+  if (kind != TopicKind::kLog) return uint64_t{0};
+  TF_ASSIGN_OR_RETURN(auto topic, log::TopicDirectory::Open(uri));
+  if (partition.value() >= topic->partition_count()) {
+    return Status::OutOfRange(topic->uri() + " has " + Num(topic->partition_count()) +
+                              " partitions; there is no partition " + ToString(partition));
+  }
+  Result<TokenIndexFile> index = TokenIndexFile::Open(topic->file_system(), topic->TokenIndexPath(partition));
+  if (!index.ok()) {
+    if (index.status().IsNotFound()) return uint64_t{0};
+    return index.status().WithContext(topic->uri() + " partition " + ToString(partition));
+  }
+  return index->entry_count();
 }
 
 bool HasTokenIndex(std::string_view uri) {

@@ -71,6 +71,15 @@ Result<std::optional<uint64_t>> TokenIndexFile::Entry(uint64_t i) {
   return std::optional<uint64_t>(LoadLittleEndian<uint64_t>(bytes));
 }
 
+Result<bool> TokenIndexFile::Entries(uint64_t first, std::span<uint64_t> out) {
+  if (out.empty()) return true;
+  std::vector<uint8_t> bytes(out.size() * f::kTokenIndexEntrySize);
+  TF_ASSIGN_OR_RETURN(size_t got, file_->ReadAt(f::kTokenIndexHeaderSize + first * f::kTokenIndexEntrySize, bytes));
+  if (got < bytes.size()) return false;
+  for (size_t k = 0; k < out.size(); ++k) out[k] = LoadLittleEndian<uint64_t>(bytes.data() + k * f::kTokenIndexEntrySize);
+  return true;
+}
+
 Status TokenIndexFile::CheckOrder(uint64_t first, uint64_t end, uint64_t* last) {
   *last = 0;
   if (first >= end) return Status::OK();

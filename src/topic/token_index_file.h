@@ -47,6 +47,10 @@ class TokenIndexFile {
   // Entry i: the token ids at offsets [0, i + 1). nullopt when the file no
   // longer holds it (cut back since it was opened).
   Result<std::optional<uint64_t>> Entry(uint64_t i);
+  // Entries [first, first + out.size()) in one read. false when the file no
+  // longer holds them all (cut back since it was opened). Their order is
+  // not checked here.
+  Result<bool> Entries(uint64_t first, std::span<uint64_t> out);
   // Checks that entries [first, end) never decrease, reading them in
   // chunks, and sets *last to entry end - 1 (0 when the range is empty).
   // Corruption names the file and the first entry that is smaller than the

@@ -15,6 +15,7 @@
 #include "log/log.h"
 #include "tokenfeed/loader.h"
 #include "tokenfeed/record.h"
+#include "tokenfeed/topic.h"
 
 namespace tokenfeed {
 
@@ -72,6 +73,16 @@ inline void AppendDocs(const std::string& uri, uint32_t partitions, uint32_t fir
   ASSERT_TRUE(topic.ok()) << topic.status().ToString();
   std::vector<log::BatchBuilder> batches = DocBatches(partitions, first_doc, docs);
   WriteBatches(**topic, batches);
+}
+
+// Opening a topic writer builds the token index of a topic written without
+// one (MakeTopic writes the log directly).
+inline void BuildTokenIndex(const std::string& uri, uint32_t partitions) {
+  topic::WriterConfig config;
+  config.partitions = partitions;
+  auto w = topic::OpenTopicWriter(uri, config);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  EXPECT_TRUE((*w)->Close().ok());
 }
 
 inline LoaderOptions Opts(std::vector<LoaderSource> sources, uint32_t T, uint32_t B) {

@@ -178,6 +178,51 @@ TEST_F(ReplayTest, ReplayedStepsOfAShuffledMixedPackedRunAreTheYieldedBatches) {
   EXPECT_FALSE(ReplayStep("not json", 3).ok());
 }
 
+// The steps counted past need only their documents' lengths: from sources
+// that keep a token index they are taken from it, and no record of those
+// steps is read. Without the index, the same step reads every window on the
+// way. The replayed rows are the yielded ones either way.
+TEST_F(ReplayTest, StepsCountedPastReadNoRecordWhereTheSourcesKeepATokenIndex) {
+  const std::string a = MakeLinedTopic(dir_, "a", "corpus/a.jsonl", 3, 900);
+  const std::string b = MakeLinedTopic(dir_, "b", "corpus/b.jsonl", 2, 500);
+  const uint32_t kSteps = 150, kSave = 5, kBatch = 3;
+  LoaderOptions o = Opts({{a, 2}, {b, 1}}, 24, kBatch);
+  o.eos_id = kEos;
+  const RankBatches run = RunRank(o, kSteps, kSave);
+  ASSERT_EQ(run.rows.size(), kSteps);
+  const std::map<std::string, uint32_t> partitions = {{a, 3}, {b, 2}};
+  auto check = [&](const ReplayedStep& replayed, uint64_t k) {
+    ASSERT_EQ(replayed.rows.size(), kBatch);
+    for (uint32_t i = 0; i < kBatch; ++i) {
+      EXPECT_EQ(replayed.rows[i].input_ids, run.rows[k][i]) << "step " << k << " row " << i;
+      const uint32_t p = partitions.at(o.sources[replayed.rows[i].source].uri);
+      EXPECT_EQ(RowFromPieces(replayed.rows[i], p, o.pad_id), run.rows[k][i]) << "step " << k << " row " << i;
+    }
+  };
+  const uint64_t k = kSteps - 2;
+  auto unindexed = ReplayStep(run.state_at_save, k);
+  ASSERT_TRUE(unindexed.ok()) << unindexed.status().ToString();
+  check(*unindexed, k);
+  BuildTokenIndex(a, 3);
+  BuildTokenIndex(b, 2);
+  auto indexed = ReplayStep(run.state_at_save, k);
+  ASSERT_TRUE(indexed.ok()) << indexed.status().ToString();
+  check(*indexed, k);
+  EXPECT_EQ(indexed->steps_skipped, k - kSave);
+  // Read: the windows that hold step k and the next window of each source
+  // (4 blocks of 16 records each).
+  const uint64_t window = uint64_t{o.window_blocks} * o.block_records;
+  EXPECT_LE(indexed->records_read, 2 * 2 * window);
+  EXPECT_GT(unindexed->records_read, indexed->records_read + 4 * window);
+  // Every step counted past lands where the loader was: a few steps on each
+  // side of the windows' ends.
+  for (uint64_t j = kSave; j < kSteps; j += 7) {
+    auto replayed = ReplayStep(run.state_at_save, j);
+    ASSERT_TRUE(replayed.ok()) << "step " << j << ": " << replayed.status().ToString();
+    check(*replayed, j);
+  }
+}
+
 TEST_F(ReplayTest, ReplayAfterAnElasticShardedResumeIsTheYieldedBatches) {
   const std::string a = MakeLinedTopic(dir_, "a", "corpus/a.jsonl", 3, 1500);
   const std::string b = MakeLinedTopic(dir_, "b", "corpus/b.jsonl", 2, 800);
@@ -531,7 +576,9 @@ TEST_F(ReplayTest, AFiniteShardedRunReplaysAndIsSeenWholeAtItsEnd) {
   auto replayed = ReplayStep(*merged, steps);
   ASSERT_TRUE(replayed.ok()) << replayed.status().ToString();
   for (const ReplayRow& row : replayed->rows) {
-    if (row.rank == 1) EXPECT_EQ(row.input_ids, Row(**first_of_next, row.row));
+    if (row.rank == 1) {
+      EXPECT_EQ(row.input_ids, Row(**first_of_next, row.row));
+    }
   }
   // Every shard has made its pass (some are into the next): all was seen.
   auto report = Seen(*merged);

@@ -222,16 +222,6 @@ FiniteRun RunFinite(const LoaderOptions& options, uint32_t world, size_t stop = 
   return run;
 }
 
-// Opening a topic writer builds the token index of a topic written without
-// one (MakeTopic writes the log directly).
-void BuildTokenIndex(const std::string& uri, uint32_t partitions) {
-  topic::WriterConfig config;
-  config.partitions = partitions;
-  auto w = topic::OpenTopicWriter(uri, config);
-  ASSERT_TRUE(w.ok()) << w.status().ToString();
-  EXPECT_TRUE((*w)->Close().ok());
-}
-
 LoaderOptions Finite(const std::string& uri, uint32_t epochs) {
   LoaderOptions o = Sharded(uri, 8, 0, 1);
   o.epochs = epochs;
