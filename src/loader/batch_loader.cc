@@ -389,10 +389,13 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
     return nullptr;
   }
   uint64_t next_step() const override { return next_step_; }
-  uint64_t records_read() const override {
+  uint64_t records_read() override {
     uint64_t n = 0;
-    for (const Shard& shard : shards_) {
-      for (const auto& stream : shard.streams) n += stream->records_read();
+    for (Shard& shard : shards_) {
+      for (auto& stream : shard.streams) {
+        stream->WaitForReadAhead();
+        n += stream->records_read();
+      }
     }
     return n;
   }

@@ -175,6 +175,9 @@ class SourceStream {
   // Records read from the topic, and their bytes, so far: every window read
   // whole, the one read ahead included. Any thread.
   uint64_t records_read() const { return records_read_.load(std::memory_order_relaxed); }
+  // Returns once the window being read ahead, if any, is read (and counted
+  // in records_read()). Owner's thread.
+  void WaitForReadAhead() { JoinPrefetch(); }
   uint64_t bytes_read() const { return bytes_read_.load(std::memory_order_relaxed); }
   // Following: for each document finished since the last call (placed
   // whole in the steps built so far), the seconds from its record's append

@@ -64,9 +64,10 @@ class StepReplayer {
   virtual Status Load(const std::string& state_json) = 0;
   // The global step Step() produces next.
   virtual uint64_t next_step() const = 0;
-  // Records read from the topics so far (windows, read ahead included).
-  // Steps counted past read none where the sources keep a token index.
-  virtual uint64_t records_read() const = 0;
+  // Records read from the topics so far, the windows read ahead included
+  // (it waits for them). Steps counted past read none where the sources
+  // keep a token index.
+  virtual uint64_t records_read() = 0;
   // Produces global step next_step(). copy: this rank's rows are filled
   // (and, with `pieces`, their record slices noted there); otherwise every
   // row is only counted past, and the returned batch holds no tokens. At
