@@ -9,10 +9,12 @@
 // lags the records (a writer appending now, one that crashed and was not
 // reopened, a topic written before the index existed) the missing records
 // are read and counted here, and the result says how many.
-// Thread-safety: call from any thread; no state is kept between calls.
+// Thread-safety: the functions may be called from any thread; a
+// TokenIndexReader is used by one thread at a time.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -54,6 +56,22 @@ Result<TokenIndexRead> ReadTokenIndex(std::string_view uri, PartitionId partitio
 // written before it existed, a torn file). Errors: the topic or partition
 // missing, a damaged or newer header (as ReadTokenIndex).
 Result<uint64_t> TokenIndexCoverage(std::string_view uri, PartitionId partition);
+
+// ReadTokenIndex for many calls on one partition (a loader's blocks): the
+// topic, the partition's range and its index file are opened once, by
+// OpenTokenIndexReader, instead of at every call. The range and the index's
+// entries are those at open: offsets past the end then are OutOfRange, and
+// records appended to the index later are counted from the records.
+class TokenIndexReader {
+ public:
+  virtual ~TokenIndexReader() = default;
+  // As ReadTokenIndex.
+  virtual Result<TokenIndexRead> Read(std::span<const Offset> offsets) = 0;
+};
+
+// The errors of ReadTokenIndex that do not depend on the offsets.
+Result<std::unique_ptr<TokenIndexReader>> OpenTokenIndexReader(std::string_view uri, PartitionId partition,
+                                                               const TopicConfig& config = {});
 
 // Whether the transport of `uri` keeps a token index (the log: yes; Kafka:
 // not yet), so ReadTokenIndex answers without reading the records. False

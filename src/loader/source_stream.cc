@@ -7,7 +7,6 @@
 #include <tuple>
 
 #include "tokenfeed/record.h"
-#include "tokenfeed/token_index.h"
 
 namespace tokenfeed::loader {
 
@@ -41,6 +40,7 @@ Result<std::unique_ptr<SourceStream>> SourceStream::Open(SourceConfig config) {
     s->cursors_.push_back(std::move(cursor));
   }
   s->read_upto_.resize(c.partitions.size());
+  s->index_readers_.resize(c.partitions.size());
   s->topic_end_.resize(c.partitions.size());
   s->partition_freshness_.assign(c.partitions.size(), -1);
   for (uint32_t p = 0; p < c.partitions.size(); ++p) {
@@ -430,8 +430,11 @@ Status SourceStream::CountBlocks(uint32_t partition, const std::vector<BlockRead
     const Block& b = read.block;
     offsets.clear();
     for (uint64_t o = b.offset; o <= b.offset + b.count; ++o) offsets.push_back(Offset(o));
-    TF_ASSIGN_OR_RETURN(topic::TokenIndexRead counted,
-                        topic::ReadTokenIndex(c.uri, PartitionId(b.partition), offsets, c.topic));
+    std::unique_ptr<topic::TokenIndexReader>& index = index_readers_[b.partition];
+    if (index == nullptr) {
+      TF_ASSIGN_OR_RETURN(index, topic::OpenTokenIndexReader(c.uri, PartitionId(b.partition), c.topic));
+    }
+    TF_ASSIGN_OR_RETURN(topic::TokenIndexRead counted, index->Read(offsets));
     *records_read += counted.records_read;
     *bytes_read += counted.bytes_read;
     for (uint32_t i = 0; i < b.count; ++i) {
@@ -605,7 +608,9 @@ Status SourceStream::LoadWindow() {
   // shortened topic is an error, never a hang). Where that check is cheap
   // (the embedded log: a few file checks) it runs each window; elsewhere
   // (a round trip to a cluster) the cursor reports a vanished topic or offset.
-  if (cheap_snapshot_check_) TF_RETURN_IF_ERROR(CheckSnapshotStillHolds());
+  // Windows made from the token index read no record: their check is
+  // made by the first window read from the records after them.
+  if (cheap_snapshot_check_ && !lengths_only_) TF_RETURN_IF_ERROR(CheckSnapshotStillHolds());
   if (next_window_.epoch == pos_.epoch && next_window_.window == pos_.window && next_window_.status.ok() &&
       next_window_.lengths_only == lengths_only_) {
     std::swap(cur_window_, next_window_);

@@ -61,18 +61,59 @@ class RecordCounter {
   log::BatchView::Iterator next_ = batch_.end();
 };
 
-Result<TokenIndexRead> ReadLogTokenIndex(std::string_view uri, PartitionId partition,
-                                         std::span<const Offset> offsets) {
-  TF_ASSIGN_OR_RETURN(auto topic, log::TopicDirectory::Open(uri));
-  const std::string label = topic->uri() + " partition " + ToString(partition);
-  if (partition.value() >= topic->partition_count()) {
-    return Status::OutOfRange(topic->uri() + " has " + Num(topic->partition_count()) +
-                              " partitions; there is no partition " + ToString(partition));
+// The log's: the topic, the partition's range and its index file, opened
+// once; each Read answers from them (and counts records past the index
+// through a reader opened when first needed).
+class LogTokenIndexReader final : public TokenIndexReader {
+ public:
+  static Result<std::unique_ptr<TokenIndexReader>> Open(std::string_view uri, PartitionId partition) {
+    auto r = std::unique_ptr<LogTokenIndexReader>(new LogTokenIndexReader());
+    TF_ASSIGN_OR_RETURN(r->topic_, log::TopicDirectory::Open(uri));
+    r->partition_ = partition;
+    r->label_ = r->topic_->uri() + " partition " + ToString(partition);
+    if (partition.value() >= r->topic_->partition_count()) {
+      return Status::OutOfRange(r->topic_->uri() + " has " + Num(r->topic_->partition_count()) +
+                                " partitions; there is no partition " + ToString(partition));
+    }
+    TF_RETURN_IF_ERROR(r->OpenRecordReader());
+    r->start_ = r->reader_->position().value();
+    TF_ASSIGN_OR_RETURN(Offset end_offset, r->reader_->EndOffset());
+    r->end_ = end_offset.value();
+    Result<TokenIndexFile> opened =
+        TokenIndexFile::Open(r->topic_->file_system(), r->topic_->TokenIndexPath(partition));
+    if (opened.ok()) {
+      r->index_ = std::move(opened).value();
+    } else if (!opened.status().IsNotFound()) {
+      return opened.status().WithContext(r->label_);
+    }
+    return std::unique_ptr<TokenIndexReader>(std::move(r));
   }
-  TF_ASSIGN_OR_RETURN(std::unique_ptr<log::PartitionReader> reader, topic->OpenReader(partition));
-  const uint64_t start = reader->position().value();
-  TF_ASSIGN_OR_RETURN(Offset end_offset, reader->EndOffset());
-  const uint64_t end = end_offset.value();
+
+  Result<TokenIndexRead> Read(std::span<const Offset> offsets) override;
+
+ private:
+  LogTokenIndexReader() = default;
+  Status OpenRecordReader() {
+    // Records are read only to count what the index lacks, front to back.
+    log::ReaderOptions ro;
+    ro.buffer_bytes = size_t{1} << 20;
+    TF_ASSIGN_OR_RETURN(reader_, topic_->OpenReader(partition_, ro));
+    return Status::OK();
+  }
+
+  std::unique_ptr<log::TopicDirectory> topic_;
+  PartitionId partition_{0};
+  std::string label_;
+  uint64_t start_ = 0, end_ = 0;
+  std::optional<TokenIndexFile> index_;
+  std::unique_ptr<log::PartitionReader> reader_;
+};
+
+Result<TokenIndexRead> LogTokenIndexReader::Read(std::span<const Offset> offsets) {
+  const std::string& label = label_;
+  const uint64_t start = start_, end = end_;
+  std::optional<TokenIndexFile>& index = index_;
+  std::unique_ptr<log::PartitionReader>& reader = reader_;
   for (size_t i = 0; i < offsets.size(); ++i) {
     if (i > 0 && offsets[i] < offsets[i - 1]) {
       return Status::InvalidArgument(label + ": the offsets asked of its token index must not decrease, but offset " +
@@ -93,16 +134,8 @@ Result<TokenIndexRead> ReadLogTokenIndex(std::string_view uri, PartitionId parti
   out.points.reserve(offsets.size());
   if (offsets.empty()) return out;
 
-  // Entries the index holds (0 without one); entry i counts offsets [0, i + 1).
-  std::optional<TokenIndexFile> index;
-  uint64_t entries = 0;
-  Result<TokenIndexFile> opened = TokenIndexFile::Open(topic->file_system(), topic->TokenIndexPath(partition));
-  if (opened.ok()) {
-    index = std::move(opened).value();
-    entries = index->entry_count();
-  } else if (!opened.status().IsNotFound()) {
-    return opened.status().WithContext(label);
-  }
+  // Entries the index held at open (0 without one); entry i counts offsets [0, i + 1).
+  uint64_t entries = index ? index->entry_count() : 0;
 
   // The ids at offsets [0, x), from the index, for x <= entries; nullopt when
   // the file is shorter than it was at open (a writer's open cut it back).
@@ -187,6 +220,7 @@ Result<TokenIndexRead> ReadLogTokenIndex(std::string_view uri, PartitionId parti
           tokens = *v - before_start;
         }
       }
+      if (reader == nullptr) TF_RETURN_IF_ERROR(OpenRecordReader());
       counter.emplace(reader.get(), label, from, tokens);
       TF_RETURN_IF_ERROR(counter->Start());
     }
@@ -200,6 +234,12 @@ Result<TokenIndexRead> ReadLogTokenIndex(std::string_view uri, PartitionId parti
 
 Result<TokenIndexRead> ReadTokenIndex(std::string_view uri, PartitionId partition, std::span<const Offset> offsets,
                                       const TopicConfig& config) {
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<TokenIndexReader> reader, OpenTokenIndexReader(uri, partition, config));
+  return reader->Read(offsets);
+}
+
+Result<std::unique_ptr<TokenIndexReader>> OpenTokenIndexReader(std::string_view uri, PartitionId partition,
+                                                               const TopicConfig& config) {
   (void)config;  // for transports that will need their client settings
   TF_ASSIGN_OR_RETURN(TopicKind kind, KindOf(uri));
   if (kind == TopicKind::kKafka) {
@@ -207,7 +247,7 @@ Result<TokenIndexRead> ReadTokenIndex(std::string_view uri, PartitionId partitio
                                "ids of partition " + ToString(partition) + " can only be counted by reading its " +
                                "records (a PartitionCursor); use an embedded log topic (log:DIR/TOPIC) for this");
   }
-  return ReadLogTokenIndex(uri, partition, offsets);
+  return LogTokenIndexReader::Open(uri, partition);
 }
 
 Result<uint64_t> TokenIndexCoverage(std::string_view uri, PartitionId partition) {
