@@ -215,6 +215,43 @@ TEST_F(TokenIndexTest, TheWriterKeepsCumulativeIdsPerRecord) {
   EXPECT_TRUE(none->points.empty());
 }
 
+// A reader opened once answers many reads from the partition as it was at
+// its open; records appended later are a fresh reader's.
+TEST_F(TokenIndexTest, AReaderKeepsThePartitionAsItWasAtItsOpen) {
+  {
+    auto w = Open();
+    ASSERT_NE(w, nullptr);
+    Write(*w, 4);
+    ASSERT_TRUE(w->Close().ok());
+  }
+  const uint64_t end = ids_[0].size();
+  const uint64_t before = std::accumulate(ids_[0].begin(), ids_[0].end(), uint64_t{0});
+  auto reader = OpenTokenIndexReader(uri_, PartitionId(0));
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  {
+    auto w = Open();
+    ASSERT_NE(w, nullptr);
+    Write(*w, 3);
+    ASSERT_TRUE(w->Close().ok());
+  }
+  const uint64_t later = ids_[0].size();
+  ASSERT_GT(later, end);
+  for (int i = 0; i < 3; ++i) {  // the same answer every time
+    auto read = (*reader)->Read(std::vector<Offset>{Offset(0), Offset(end / 2), Offset(end)});
+    ASSERT_TRUE(read.ok()) << read.status().ToString();
+    EXPECT_EQ(read->points[2].tokens, before);
+    EXPECT_EQ(read->points[1].tokens,
+              std::accumulate(ids_[0].begin(), ids_[0].begin() + static_cast<long>(end / 2), uint64_t{0}));
+    EXPECT_EQ(read->records_read, 0u);
+  }
+  EXPECT_EQ((*reader)->Read(std::vector<Offset>{Offset(later)}).status().code(), StatusCode::kOutOfRange);
+  auto fresh = ReadTokenIndex(uri_, PartitionId(0), std::vector<Offset>{Offset(later)});
+  ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
+  EXPECT_EQ(fresh->points[0].tokens, std::accumulate(ids_[0].begin(), ids_[0].end(), uint64_t{0}));
+  EXPECT_EQ(OpenTokenIndexReader("kafka://127.0.0.1:9/t", PartitionId(0)).status().code(), StatusCode::kUnsupported);
+  EXPECT_EQ(OpenTokenIndexReader(uri_, PartitionId(kPartitions)).status().code(), StatusCode::kOutOfRange);
+}
+
 TEST_F(TokenIndexTest, AWriterOpenRepairsTheIndexToMatchTheLog) {
   {
     auto w = Open();
