@@ -450,6 +450,37 @@ void CheckRead(uint32_t p, const std::vector<Offset>& offsets, const Expectation
   }
 }
 
+// A reader kept open (TokenIndexReader) answers each read as a fresh
+// ReadTokenIndex of the unchanged file does, every time it is asked.
+void CheckKeptReader(uint32_t p, const std::vector<Offset>& offsets, const char* when) {
+  const std::string where = std::string(when) + ", partition " + Num(p) + ", " + Describe(offsets);
+  auto fresh = tokenfeed::topic::ReadTokenIndex(Uri(), PartitionId(p), offsets);
+  auto reader = tokenfeed::topic::OpenTokenIndexReader(Uri(), PartitionId(p));
+  if (!reader.ok()) {
+    NeedMessage(reader.status(), "OpenTokenIndexReader " + where);
+    if (fresh.ok()) Finding("OpenTokenIndexReader " + where + " failed where ReadTokenIndex answered");
+    return;
+  }
+  for (int turn = 0; turn < 2; ++turn) {
+    auto kept = (*reader)->Read(offsets);
+    if (kept.ok() != fresh.ok() || (!kept.ok() && kept.status().code() != fresh.status().code())) {
+      Finding("TokenIndexReader::Read " + where + " (turn " + Num(turn) + "): " +
+              (kept.ok() ? "an answer" : kept.status().ToString()) + ", ReadTokenIndex: " +
+              (fresh.ok() ? "an answer" : fresh.status().ToString()));
+    }
+    if (!kept.ok()) {
+      NeedMessage(kept.status(), "TokenIndexReader::Read " + where);
+      continue;
+    }
+    for (size_t i = 0; i < offsets.size(); ++i) {
+      if (kept->points[i].records != fresh->points[i].records || kept->points[i].tokens != fresh->points[i].tokens) {
+        Finding("TokenIndexReader::Read " + where + " (turn " + Num(turn) + "): offset " + Num(offsets[i].value()) +
+                " differs from ReadTokenIndex's answer");
+      }
+    }
+  }
+}
+
 void CheckReads(uint32_t p, uint8_t choice, const Expectation& e, const char* when) {
   const uint64_t end = g_template->cumulative[p].size() - 1;
   std::vector<Offset> offsets = {Offset(0), Offset(choice % (end + 1)), Offset((choice * 37u + 11u) % (end + 1)),
@@ -459,6 +490,7 @@ void CheckReads(uint32_t p, uint8_t choice, const Expectation& e, const char* wh
   // Alone, a middle offset makes the reader read one entry, not several.
   CheckRead(p, {offsets[1]}, e, when);
   CheckRead(p, {offsets[2]}, e, when);
+  CheckKeptReader(p, offsets, when);
 }
 
 // Refusals that come before the index is read.

@@ -69,7 +69,9 @@ class TokenIndexReader {
   virtual Result<TokenIndexRead> Read(std::span<const Offset> offsets) = 0;
 };
 
-// The errors of ReadTokenIndex that do not depend on the offsets.
+// Errors: the topic or the partition missing, Unsupported for Kafka. An
+// index file that cannot be read (a link, a damaged or newer header) is
+// reported by each Read that asks an offset in range, as ReadTokenIndex.
 Result<std::unique_ptr<TokenIndexReader>> OpenTokenIndexReader(std::string_view uri, PartitionId partition,
                                                                const TopicConfig& config = {});
 

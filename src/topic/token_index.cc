@@ -84,7 +84,8 @@ class LogTokenIndexReader final : public TokenIndexReader {
     if (opened.ok()) {
       r->index_ = std::move(opened).value();
     } else if (!opened.status().IsNotFound()) {
-      return opened.status().WithContext(r->label_);
+      // Reported by Read, after the offsets asked are checked.
+      r->index_error_ = opened.status().WithContext(r->label_);
     }
     return std::unique_ptr<TokenIndexReader>(std::move(r));
   }
@@ -106,6 +107,7 @@ class LogTokenIndexReader final : public TokenIndexReader {
   std::string label_;
   uint64_t start_ = 0, end_ = 0;
   std::optional<TokenIndexFile> index_;
+  Status index_error_;  // the index file could not be opened (not its absence)
   std::unique_ptr<log::PartitionReader> reader_;
 };
 
@@ -133,6 +135,7 @@ Result<TokenIndexRead> LogTokenIndexReader::Read(std::span<const Offset> offsets
   TokenIndexRead out;
   out.points.reserve(offsets.size());
   if (offsets.empty()) return out;
+  if (!index_error_.ok()) return index_error_;
 
   // Entries the index held at open (0 without one); entry i counts offsets [0, i + 1).
   uint64_t entries = index ? index->entry_count() : 0;
