@@ -526,7 +526,7 @@ class LoaderImpl final : public Loader, public loader::StepReplayer {
   bool finite_sharded() const { return o_.shards > 1 && o_.epochs > 0; }
 
   // Each source's blocks on `snapshot` and their lengths, from the sources'
-  // token index: one read of it per block boundary, no record (unless the
+  // token index: one 8-byte read of it per block boundary, no record (unless the
   // index lacks some, tokenfeed/token_index.h; what that reads is counted in
   // records_read and bytes_read).
   Result<std::vector<loader::SourceBlockLengths>> ReadBlockLengths(const loader::Snapshot& snapshot) {

@@ -564,8 +564,9 @@ void SourceStream::ReadWindowOrThrow(uint64_t epoch, uint64_t window, Window* w)
     const uint8_t* arena = reinterpret_cast<const uint8_t*>(w->arenas[p].data());
     for (size_t d = from; d < from + count; ++d) {
       const StoredDoc& sd = w->stored[p][d];
-      w->docs.push_back({sd.direct != nullptr ? sd.direct : arena + sd.ids_at, sd.count, sd.width, sd.append_ms, p,
-                         sd.offset, epoch_of_block[i]});
+      // A window made from the index holds no ids: null, never a stale arena.
+      const uint8_t* ids = sd.direct != nullptr ? sd.direct : w->lengths_only ? nullptr : arena + sd.ids_at;
+      w->docs.push_back({ids, sd.count, sd.width, sd.append_ms, p, sd.offset, epoch_of_block[i]});
     }
   }
   // A shard's windows have keys of their own: epochs never reach 2^62
@@ -618,6 +619,14 @@ Status SourceStream::LoadWindow() {
     ReadWindow(pos_.epoch, pos_.window, &cur_window_);
   }
   next_window_.epoch = UINT64_MAX;
+  if (!cur_window_.status.ok() && cur_window_.lengths_only) {
+    // The index failed us (damaged, cut back under us): the records say
+    // the same, and for this stream they are read from here on.
+    index_covers_ = false;
+    lengths_only_ = false;
+    if (cheap_snapshot_check_) TF_RETURN_IF_ERROR(CheckSnapshotStillHolds());
+    ReadWindow(pos_.epoch, pos_.window, &cur_window_);
+  }
   if (!cur_window_.status.ok()) {
     Status s = cur_window_.status;
     cur_window_.epoch = UINT64_MAX;

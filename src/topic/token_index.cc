@@ -14,8 +14,10 @@ namespace {
 
 std::string Num(uint64_t v) { return std::to_string(v); }
 
-// The most entries read at once for offsets close together (8 MiB).
+// The most entries read at once for dense offsets (8 MiB), and what dense
+// means: on average no more than kDenseGap entries apart.
 constexpr uint64_t kBulkEntries = uint64_t{1} << 20;
+constexpr uint64_t kDenseGap = 64;
 
 // Counts the token ids of a partition's records by reading them, forward
 // only: for the offsets past what the index holds.
@@ -61,9 +63,9 @@ class RecordCounter {
   log::BatchView::Iterator next_ = batch_.end();
 };
 
-// The log's: the topic, the partition's range and its index file, opened
-// once; each Read answers from them (and counts records past the index
-// through a reader opened when first needed).
+// The log's: the topic, the partition's range (through a record reader,
+// which also counts the records past the index) and its index file, opened
+// once; each Read answers from them.
 class LogTokenIndexReader final : public TokenIndexReader {
  public:
   static Result<std::unique_ptr<TokenIndexReader>> Open(std::string_view uri, PartitionId partition) {
@@ -168,10 +170,11 @@ Result<TokenIndexRead> LogTokenIndexReader::Read(std::span<const Offset> offsets
     if (!s) entries = 0;
     before_start = s.value_or(0);
   }
-  // Offsets the index covers, close together (a block's records, a
-  // window's blocks): their entries in one read, checked to never decrease.
+  // Offsets the index covers, dense (a block's records): their entries in
+  // one read, checked to never decrease. Sparse ones (block boundaries)
+  // are read one by one below.
   const uint64_t lo = offsets.front().value(), hi = offsets.back().value();
-  if (hi <= entries && hi - lo <= kBulkEntries) {
+  if (index && hi <= entries && hi - lo <= kBulkEntries && hi - lo <= kDenseGap * offsets.size()) {
     const uint64_t first = lo == 0 ? 0 : lo - 1;  // entry x - 1 answers offset x
     std::vector<uint64_t> values(hi - first);
     TF_ASSIGN_OR_RETURN(bool whole, index->Entries(first, values));
@@ -223,7 +226,6 @@ Result<TokenIndexRead> LogTokenIndexReader::Read(std::span<const Offset> offsets
           tokens = *v - before_start;
         }
       }
-      if (reader == nullptr) TF_RETURN_IF_ERROR(OpenRecordReader());
       counter.emplace(reader.get(), label, from, tokens);
       TF_RETURN_IF_ERROR(counter->Start());
     }

@@ -5,6 +5,9 @@
 // rebuild them from the records, and `seen` names exactly the documents the
 // yielded batches consumed.
 #include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <random>
@@ -27,7 +30,8 @@ namespace {
 constexpr uint32_t kEos = 999;  // no document token: those are 1000 * d + i with i < 37
 
 // A topic of MakeTopic's documents whose records say they are line d + 1 of
-// `path` (document d in partition d % partitions, at offset d / partitions).
+// `path` (document d in partition d % partitions, at offset d / partitions),
+// with its token index.
 std::string MakeLinedTopic(const ScopedTempDir& dir, const std::string& name, const std::string& path,
                            uint32_t partitions, uint32_t docs) {
   std::string uri = "log:" + dir.Join(name);
@@ -47,7 +51,15 @@ std::string MakeLinedTopic(const ScopedTempDir& dir, const std::string& name, co
     batches[d % partitions].Add(rec);
   }
   WriteBatches(**topic, batches);
+  BuildTokenIndex(uri, partitions);  // as ingest keeps it
   return uri;
+}
+
+// Partition p's token index file of a MakeLinedTopic topic.
+std::string TokensOf(const ScopedTempDir& dir, const std::string& name, uint32_t p) {
+  char part[32];
+  std::snprintf(part, sizeof part, "partition-%05u", p);
+  return dir.Join(name) + "/" + part + "/TOKENS";
 }
 
 // The row the pieces describe: BOS, the record's ids [a, b), EOS, in order,
@@ -180,8 +192,9 @@ TEST_F(ReplayTest, ReplayedStepsOfAShuffledMixedPackedRunAreTheYieldedBatches) {
 
 // The steps counted past need only their documents' lengths: from sources
 // that keep a token index they are taken from it, and no record of those
-// steps is read. Without the index, the same step reads every window on the
-// way. The replayed rows are the yielded ones either way.
+// steps is read. Without the index (or with one that stops short of the
+// snapshot, or fails on the way) the windows are read from the records. The
+// replayed rows are the yielded ones every way.
 TEST_F(ReplayTest, StepsCountedPastReadNoRecordWhereTheSourcesKeepATokenIndex) {
   const std::string a = MakeLinedTopic(dir_, "a", "corpus/a.jsonl", 3, 900);
   const std::string b = MakeLinedTopic(dir_, "b", "corpus/b.jsonl", 2, 500);
@@ -200,11 +213,6 @@ TEST_F(ReplayTest, StepsCountedPastReadNoRecordWhereTheSourcesKeepATokenIndex) {
     }
   };
   const uint64_t k = kSteps - 2;
-  auto unindexed = ReplayStep(run.state_at_save, k);
-  ASSERT_TRUE(unindexed.ok()) << unindexed.status().ToString();
-  check(*unindexed, k);
-  BuildTokenIndex(a, 3);
-  BuildTokenIndex(b, 2);
   auto indexed = ReplayStep(run.state_at_save, k);
   ASSERT_TRUE(indexed.ok()) << indexed.status().ToString();
   check(*indexed, k);
@@ -213,7 +221,6 @@ TEST_F(ReplayTest, StepsCountedPastReadNoRecordWhereTheSourcesKeepATokenIndex) {
   // (4 blocks of 16 records each).
   const uint64_t window = uint64_t{o.window_blocks} * o.block_records;
   EXPECT_LE(indexed->records_read, 2 * 2 * window);
-  EXPECT_GT(unindexed->records_read, indexed->records_read + 4 * window);
   // Every step counted past lands where the loader was: a few steps on each
   // side of the windows' ends.
   for (uint64_t j = kSave; j < kSteps; j += 7) {
@@ -221,6 +228,44 @@ TEST_F(ReplayTest, StepsCountedPastReadNoRecordWhereTheSourcesKeepATokenIndex) {
     ASSERT_TRUE(replayed.ok()) << "step " << j << ": " << replayed.status().ToString();
     check(*replayed, j);
   }
+  auto replay_k = [&](const char* how) {
+    auto replayed = ReplayStep(run.state_at_save, k);
+    EXPECT_TRUE(replayed.ok()) << how << ": " << replayed.status().ToString();
+    if (!replayed.ok()) return uint64_t{0};
+    check(*replayed, k);
+    return replayed->records_read;
+  };
+  // A's index stops short of the snapshot (partition 1 cut to half): a's
+  // windows are read from the records, b's still come from its index.
+  const std::string a1 = TokensOf(dir_, "a", 1);
+  const auto a1_size = std::filesystem::file_size(a1);
+  std::filesystem::resize_file(a1, a1_size / 2);
+  const uint64_t short_a = replay_k("a's index cut short");
+  EXPECT_GT(short_a, indexed->records_read + 2 * window);
+  // A's index damaged: partition 0's entries decrease. The first window made
+  // from it fails, and a is read from the records from there on.
+  BuildTokenIndex(a, 3);
+  EXPECT_EQ(replay_k("a's index rebuilt"), indexed->records_read);
+  const std::string a0 = TokensOf(dir_, "a", 0);
+  const auto a0_size = std::filesystem::file_size(a0);
+  {
+    std::fstream f(a0, std::ios::in | std::ios::out | std::ios::binary);
+    for (uint64_t at = 16, v = 1u << 20; at + 8 <= a0_size; at += 8, --v) {
+      char le[8];
+      for (int i = 0; i < 8; ++i) le[i] = static_cast<char>((v >> (8 * i)) & 0xff);
+      f.seekp(static_cast<std::streamoff>(at));
+      f.write(le, 8);
+    }
+  }
+  const uint64_t damaged = replay_k("a's index damaged");
+  EXPECT_GT(damaged, indexed->records_read + 2 * window);
+  // No index at all: every window counted past is read.
+  for (const std::string& t : {a0, a1, TokensOf(dir_, "a", 2), TokensOf(dir_, "b", 0), TokensOf(dir_, "b", 1)}) {
+    std::filesystem::remove(t);
+  }
+  const uint64_t none = replay_k("no index");
+  EXPECT_GE(none, short_a);
+  EXPECT_GT(none, indexed->records_read + 4 * window);
 }
 
 TEST_F(ReplayTest, ReplayAfterAnElasticShardedResumeIsTheYieldedBatches) {
