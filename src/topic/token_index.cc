@@ -144,17 +144,18 @@ Result<TokenIndexRead> LogTokenIndexReader::Read(std::span<const Offset> offsets
 
   // The ids at offsets [0, x), from the index, for x <= entries; nullopt when
   // the file is shorter than it was at open (a writer's open cut it back).
-  // Entries read must not decrease.
+  // Entries read must not decrease; `damaged` reports two that do.
+  auto damaged = [&](uint64_t before, uint64_t before_value, uint64_t i, uint64_t value) {
+    return Status::Corruption(label + ": " + index->Decrease(before, before_value, i, value).message() +
+                              ". The next writer to open the partition rebuilds the index from its records");
+  };
   uint64_t last_entry = 0, last_value = 0;
   bool read_any = false;
   auto cumulative = [&](uint64_t x) -> Result<std::optional<uint64_t>> {
     if (x == 0) return std::optional<uint64_t>(0);
     TF_ASSIGN_OR_RETURN(std::optional<uint64_t> v, index->Entry(x - 1));
     if (!v) return v;
-    if (read_any && x - 1 >= last_entry && *v < last_value) {
-      return Status::Corruption(label + ": " + index->Decrease(last_entry, last_value, x - 1, *v).message() +
-                                ". The next writer to open the partition rebuilds the index from its records");
-    }
+    if (read_any && x - 1 >= last_entry && *v < last_value) return damaged(last_entry, last_value, x - 1, *v);
     read_any = true;
     last_entry = x - 1;
     last_value = *v;
@@ -179,25 +180,17 @@ Result<TokenIndexRead> LogTokenIndexReader::Read(std::span<const Offset> offsets
     std::vector<uint64_t> values(hi - first);
     TF_ASSIGN_OR_RETURN(bool whole, index->Entries(first, values));
     if (whole) {
-      for (size_t k = 1; k < values.size(); ++k) {
-        if (values[k] < values[k - 1]) {
-          return Status::Corruption(label + ": " + index->Decrease(first + k - 1, values[k - 1], first + k, values[k])
-                                                       .message() +
-                                    ". The next writer to open the partition rebuilds the index from its records");
-        }
+      // Offset start's count (entry start - 1) was read above: the entries
+      // from here on must not fall below it, nor below one another.
+      if (!values.empty() && values.front() < before_start) {
+        return damaged(start - 1, before_start, first, values.front());
       }
-      if (!values.empty() && read_any && first >= last_entry && values.front() < last_value) {
-        return Status::Corruption(label + ": " + index->Decrease(last_entry, last_value, first, values.front()).message() +
-                                  ". The next writer to open the partition rebuilds the index from its records");
+      for (size_t k = 1; k < values.size(); ++k) {
+        if (values[k] < values[k - 1]) return damaged(first + k - 1, values[k - 1], first + k, values[k]);
       }
       for (const Offset asked : offsets) {
         const uint64_t o = asked.value();
-        const uint64_t cum = o == 0 ? 0 : values[o - 1 - first];
-        if (cum < before_start) {
-          return Status::Corruption(label + ": " + index->Decrease(start - 1, before_start, o - 1, cum).message() +
-                                    ". The next writer to open the partition rebuilds the index from its records");
-        }
-        out.points.push_back({o - start, cum - before_start});
+        out.points.push_back({o - start, (o == 0 ? 0 : values[o - 1 - first]) - before_start});
       }
       return out;
     }
