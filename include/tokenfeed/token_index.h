@@ -50,13 +50,6 @@ struct TokenIndexRead {
 Result<TokenIndexRead> ReadTokenIndex(std::string_view uri, PartitionId partition, std::span<const Offset> offsets,
                                       const TopicConfig& config = {});
 
-// How many offsets of a partition, from offset 0, its token index holds
-// entries for now: ReadTokenIndex answers offsets up to that from the index
-// alone, reading no record. 0 where there is no index (Kafka, a topic
-// written before it existed, a torn file). Errors: the topic or partition
-// missing, a damaged or newer header (as ReadTokenIndex).
-Result<uint64_t> TokenIndexCoverage(std::string_view uri, PartitionId partition);
-
 // ReadTokenIndex for many calls on one partition (a loader's blocks): the
 // topic, the partition's range and its index file are opened once, by
 // OpenTokenIndexReader, instead of at every call. The range and the index's
@@ -67,6 +60,11 @@ class TokenIndexReader {
   virtual ~TokenIndexReader() = default;
   // As ReadTokenIndex.
   virtual Result<TokenIndexRead> Read(std::span<const Offset> offsets) = 0;
+  // How many offsets, from offset 0, the index held entries for at open:
+  // Read answers offsets up to that from the index alone, reading no
+  // record. 0 where there is no index (a topic written before it, a torn
+  // file) or it cannot be read.
+  virtual uint64_t covered() const = 0;
 };
 
 // Errors: the topic or the partition missing, Unsupported for Kafka. An

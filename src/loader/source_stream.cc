@@ -56,10 +56,19 @@ void SourceStream::SetLengthsOnly(bool on) {
   if (on && !index_covers_) {
     // An index that stops short would have the records after it read again
     // for every block: then the windows are read as they are.
+    // The readers opened here serve the windows made from the index.
     bool covers = true;
     for (uint32_t p = 0; covers && p < config_.partitions.size(); ++p) {
-      Result<uint64_t> covered = topic::TokenIndexCoverage(config_.uri, PartitionId(p));
-      covers = covered.ok() && *covered >= config_.partitions[p].end;
+      if (index_readers_[p] == nullptr) {
+        Result<std::unique_ptr<topic::TokenIndexReader>> opened =
+            topic::OpenTokenIndexReader(config_.uri, PartitionId(p), config_.topic);
+        if (!opened.ok()) {
+          covers = false;
+          break;
+        }
+        index_readers_[p] = std::move(opened).value();
+      }
+      covers = index_readers_[p]->covered() >= config_.partitions[p].end;
     }
     index_covers_ = covers;
   }
@@ -430,11 +439,8 @@ Status SourceStream::CountBlocks(uint32_t partition, const std::vector<BlockRead
     const Block& b = read.block;
     offsets.clear();
     for (uint64_t o = b.offset; o <= b.offset + b.count; ++o) offsets.push_back(Offset(o));
-    std::unique_ptr<topic::TokenIndexReader>& index = index_readers_[b.partition];
-    if (index == nullptr) {
-      TF_ASSIGN_OR_RETURN(index, topic::OpenTokenIndexReader(c.uri, PartitionId(b.partition), c.topic));
-    }
-    TF_ASSIGN_OR_RETURN(topic::TokenIndexRead counted, index->Read(offsets));
+    // (Opened by SetLengthsOnly, which checked that each covers the snapshot.)
+    TF_ASSIGN_OR_RETURN(topic::TokenIndexRead counted, index_readers_[b.partition]->Read(offsets));
     *records_read += counted.records_read;
     *bytes_read += counted.bytes_read;
     for (uint32_t i = 0; i < b.count; ++i) {

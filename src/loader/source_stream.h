@@ -313,8 +313,9 @@ class SourceStream {
   // one, the stream does not follow, and (asked once, at the first
   // SetLengthsOnly(true)) it covers every partition of the snapshot.
   std::optional<bool> index_covers_;
-  // Lengths only: each partition's token index, opened at its first window
-  // and kept (element p is touched only by the thread reading partition p).
+  // Each partition's token index, opened by the check above and kept for
+  // the windows made from it (then used only by the thread reading
+  // partition p).
   std::vector<std::unique_ptr<topic::TokenIndexReader>> index_readers_;
   bool lengths_only_ = false;  // SetLengthsOnly; read by a window's reader, set with none running
   Window cur_window_, next_window_;

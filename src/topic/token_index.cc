@@ -93,6 +93,7 @@ class LogTokenIndexReader final : public TokenIndexReader {
   }
 
   Result<TokenIndexRead> Read(std::span<const Offset> offsets) override;
+  uint64_t covered() const override { return index_ ? index_->entry_count() : 0; }
 
  private:
   LogTokenIndexReader() = default;
@@ -246,22 +247,6 @@ Result<std::unique_ptr<TokenIndexReader>> OpenTokenIndexReader(std::string_view 
                                "records (a PartitionCursor); use an embedded log topic (log:DIR/TOPIC) for this");
   }
   return LogTokenIndexReader::Open(uri, partition);
-}
-
-Result<uint64_t> TokenIndexCoverage(std::string_view uri, PartitionId partition) {
-  TF_ASSIGN_OR_RETURN(TopicKind kind, KindOf(uri));
-  if (kind != TopicKind::kLog) return uint64_t{0};
-  TF_ASSIGN_OR_RETURN(auto topic, log::TopicDirectory::Open(uri));
-  if (partition.value() >= topic->partition_count()) {
-    return Status::OutOfRange(topic->uri() + " has " + Num(topic->partition_count()) +
-                              " partitions; there is no partition " + ToString(partition));
-  }
-  Result<TokenIndexFile> index = TokenIndexFile::Open(topic->file_system(), topic->TokenIndexPath(partition));
-  if (!index.ok()) {
-    if (index.status().IsNotFound()) return uint64_t{0};
-    return index.status().WithContext(topic->uri() + " partition " + ToString(partition));
-  }
-  return index->entry_count();
 }
 
 bool HasTokenIndex(std::string_view uri) {

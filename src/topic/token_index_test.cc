@@ -196,20 +196,19 @@ TEST_F(TokenIndexTest, TheWriterKeepsCumulativeIdsPerRecord) {
     EXPECT_EQ(read->points[3].records, end);
     EXPECT_EQ(read->records_read, 0u);
   }
-  // The coverage is the records the index holds entries for.
+  // A reader's coverage is the records the index holds entries for.
   for (uint32_t p = 0; p < kPartitions; ++p) {
-    auto covered = TokenIndexCoverage(uri_, PartitionId(p));
-    ASSERT_TRUE(covered.ok()) << covered.status().ToString();
-    EXPECT_EQ(*covered, ids_[p].size()) << "partition " << p;
+    auto reader = OpenTokenIndexReader(uri_, PartitionId(p));
+    ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+    EXPECT_EQ((*reader)->covered(), ids_[p].size()) << "partition " << p;
   }
-  EXPECT_EQ(TokenIndexCoverage(uri_, PartitionId(kPartitions)).status().code(), StatusCode::kOutOfRange);
-  auto kafka = TokenIndexCoverage("kafka://127.0.0.1:9/t", PartitionId(0));  // no index, no connection made
-  ASSERT_TRUE(kafka.ok()) << kafka.status().ToString();
-  EXPECT_EQ(*kafka, 0u);
+  EXPECT_EQ(OpenTokenIndexReader(uri_, PartitionId(kPartitions)).status().code(), StatusCode::kOutOfRange);
+  // Kafka keeps no index: no reader, and no connection made.
+  EXPECT_EQ(OpenTokenIndexReader("kafka://127.0.0.1:9/t", PartitionId(0)).status().code(), StatusCode::kUnsupported);
   ASSERT_TRUE(FileSystem::Posix()->RemoveFile(TokensPath(0)).ok());
-  auto removed = TokenIndexCoverage(uri_, PartitionId(0));
+  auto removed = OpenTokenIndexReader(uri_, PartitionId(0));
   ASSERT_TRUE(removed.ok()) << removed.status().ToString();
-  EXPECT_EQ(*removed, 0u);
+  EXPECT_EQ((*removed)->covered(), 0u);
   auto none = ReadTokenIndex(uri_, PartitionId(0), {});
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->points.empty());
