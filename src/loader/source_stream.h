@@ -113,8 +113,10 @@ class SourceStream {
   // position and the counts are those of the records' windows. Where the
   // transport keeps no index (Kafka), where the index does not cover the
   // snapshot (a topic written before it; `tokenfeed index` builds it), or
-  // the stream follows a live topic, the records are read as always. Switching reads the current window
-  // again, in the new way, at the same position.
+  // the stream follows a live topic, the records are read as always.
+  // Switching reads the current window again, in the new way, at the same
+  // position. An index window that fails (a damaged index) leaves the index
+  // for good: the window and the rest are read from the records.
   void SetLengthsOnly(bool on);
   // Makes the current document available, reading windows and starting
   // epochs as needed. false: the last epoch is done. Errors name the URI,
