@@ -1,15 +1,21 @@
-// tokenfeed index: builds or repairs the token index (TOKENS) of every
-// partition of an embedded log topic, by opening the topic's writer for all
-// partitions and closing it again (docs/log_format.md "Token index"): for a
-// topic written before the index existed, or after a writer left it off.
-// It takes each partition's writer lock while it runs, so it fails while
-// another writer holds one. It is not a reader of the records.
+// tokenfeed index: builds or repairs the token index of every partition of a
+// topic. An embedded log topic's (TOKENS, docs/log_format.md "Token index"):
+// by opening the topic's writer for all partitions and closing it again, for
+// a topic written before the index existed or after a writer left it off; it
+// takes each partition's writer lock while it runs, so it fails while
+// another writer holds one. A Kafka topic's (its TOPIC-token-index topic,
+// docs/kafka.md "Token index"): by reading the records past where the index
+// ends and appending chunks for them; one such build per topic at a time.
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/topic_options.h"
+#ifdef TOKENFEED_HAS_KAFKA
+#include "topic/kafka_token_index.h"
+#endif
 #include "tokenfeed/token_index.h"
 #include "tokenfeed/topic.h"
 
@@ -23,27 +29,42 @@ struct PartitionIndexed {
   uint64_t tokens = 0;
 };
 
-CommandResult RunIndex(const std::string& uri) {
-  if (Status s = topic::KindOf(uri).status(); !s.ok()) return CommandResult::Usage(std::move(s));
+CommandResult RunIndex(const std::string& uri, const KafkaCliOptions& kafka) {
+  Result<topic::TopicKind> kind = topic::KindOf(uri);
+  if (!kind.ok()) return CommandResult::Usage(kind.status());
   if (!topic::HasTokenIndex(uri)) {
     return CommandResult::Usage(Status::Unsupported(
-        "'" + uri + "': this transport keeps no token index (Kafka topics keep none yet), so there is none to " +
-        "build; readers count such a topic's records instead"));
+        "'" + uri + "': this build keeps no token index for this transport, so there is none to build; "
+        "readers count such a topic's records instead"));
   }
   topic::WriterConfig config;
+  if (Status s = ApplyKafkaOptions(kafka, static_cast<topic::TopicConfig*>(&config)); !s.ok()) {
+    return CommandResult::Usage(std::move(s));
+  }
   config.partitions = 0;  // as many as the topic has
   config.create_if_missing = false;
   std::vector<std::string> notes;
-  {
+  if (*kind == topic::TopicKind::kKafka) {
+#ifdef TOKENFEED_HAS_KAFKA
+    TF_ASSIGN_OR_RETURN(std::vector<topic::KafkaIndexBuild> built, topic::BuildKafkaTokenIndex(uri, config));
+    uint64_t chunks = 0, records = 0;
+    for (const topic::KafkaIndexBuild& b : built) {
+      chunks += b.chunks_written;
+      records += b.records_read;
+    }
+    notes.push_back("read " + std::to_string(records) + " records past where the index ended and wrote " +
+                    std::to_string(chunks) + " chunks to its index topic (the topic's name + \"-token-index\")");
+#endif
+  } else {
     TF_ASSIGN_OR_RETURN(std::unique_ptr<topic::TopicWriter> writer, topic::OpenTopicWriter(uri, config));
     TF_RETURN_IF_ERROR(writer->Close());
     notes = writer->RecoveryNotes();
   }
-  TF_ASSIGN_OR_RETURN(topic::TopicSummary summary, topic::DescribeTopic(uri));
+  TF_ASSIGN_OR_RETURN(topic::TopicSummary summary, topic::DescribeTopic(uri, config));
   std::vector<PartitionIndexed> rows;
   for (const auto& p : summary.partitions) {
     const Offset end[] = {p.end_offset};
-    TF_ASSIGN_OR_RETURN(topic::TokenIndexRead read, topic::ReadTokenIndex(uri, p.partition, end));
+    TF_ASSIGN_OR_RETURN(topic::TokenIndexRead read, topic::ReadTokenIndex(uri, p.partition, end, config));
     const topic::IndexPoint& at_end = read.points.front();
     rows.push_back({p.partition, at_end.records, at_end.records - read.records_read, at_end.tokens});
   }
@@ -74,10 +95,13 @@ CommandResult RunIndex(const std::string& uri) {
 
 CommandRunner AddIndexCommand(CLI::App& app) {
   auto uri = std::make_shared<std::string>();
+  auto kafka = std::make_shared<KafkaCliOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "index", "Build or repair the token index (TOKENS) of every partition of an embedded log topic");
-  cmd->add_option("uri", *uri, "log:DIR/TOPIC (Kafka topics keep no token index)")->required();
-  return [uri] { return RunIndex(*uri); };
+      "index", "Build or repair the token index of every partition of a topic (log: TOKENS; Kafka: a "
+               "TOPIC-token-index topic)");
+  cmd->add_option("uri", *uri, "log:DIR/TOPIC or kafka://HOST:PORT/TOPIC")->required();
+  AddKafkaOptions(cmd, kafka.get(), /*writing=*/false);
+  return [uri, kafka] { return RunIndex(*uri, *kafka); };
 }
 
 }  // namespace tokenfeed::cli

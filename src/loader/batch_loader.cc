@@ -989,8 +989,8 @@ Status ValidateLoaderOptions(const LoaderOptions& o) {
         if (s.weight > 0 && !topic::HasTokenIndex(s.uri)) {
           return bad("shards=" + std::to_string(o.shards) + " with epochs=" + std::to_string(o.epochs) +
                      " needs a token index of every source, to know where the other ranks' shards end without "
-                     "reading them, and " + s.uri + " keeps none (Kafka topics do not yet): use epochs=0 and "
-                     "bound the run by steps, or shards=1");
+                     "reading them, and this build keeps none for " + s.uri + ": use epochs=0 and bound the run "
+                     "by steps, or shards=1");
         }
       }
     }

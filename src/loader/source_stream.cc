@@ -443,7 +443,11 @@ Status SourceStream::CountBlocks(uint32_t partition, const std::vector<BlockRead
     TF_ASSIGN_OR_RETURN(topic::TokenIndexRead counted, index_readers_[b.partition]->Read(offsets));
     *records_read += counted.records_read;
     *bytes_read += counted.bytes_read;
+    uint32_t docs = 0;
     for (uint32_t i = 0; i < b.count; ++i) {
+      // An offset that holds no record to read (a Kafka transaction marker,
+      // an aborted or compacted record) counts none.
+      if (counted.points[i + 1].records == counted.points[i].records) continue;
       const uint64_t ids = counted.points[i + 1].tokens - counted.points[i].tokens;
       if (ids > UINT32_MAX) {
         return Status::Corruption(c.uri + " partition " + std::to_string(b.partition) + ": the token index gives " +
@@ -451,8 +455,9 @@ Status SourceStream::CountBlocks(uint32_t partition, const std::vector<BlockRead
                                   std::to_string(ids) + " ids, more than a record holds");
       }
       stored.push_back({0, nullptr, static_cast<uint32_t>(ids), 0, -1, b.offset + i});
+      ++docs;
     }
-    block_docs->push_back(b.count);
+    block_docs->push_back(docs);
     read_upto->emplace_back(b.partition, b.offset + b.count);
   }
   return Status::OK();

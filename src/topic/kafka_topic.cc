@@ -46,6 +46,8 @@ const std::vector<WriterSetting>& WriterSettings() {
   return s;
 }
 
+}  // namespace
+
 Status ApplyWriterSettings(kafka::ClientConfig* config) {
   for (const auto& s : WriterSettings()) {
     const kafka::ConfigEntry* user = config->Find(s.key);
@@ -58,6 +60,8 @@ Status ApplyWriterSettings(kafka::ClientConfig* config) {
   }
   return Status::OK();
 }
+
+namespace {
 
 std::optional<int64_t> ParseInt(const std::string& v) {
   int64_t n = 0;
@@ -447,16 +451,13 @@ Status WaitForSettledEnds(kafka::AdminClient& admin, const kafka::TopicInfo& inf
 
 }  // namespace
 
-namespace {
-
-// The client options of `config` for a kafka:// URI; `defaults` go under
-// the user's properties.
 Result<kafka::ClientOptions> KafkaClientOptionsFor(std::string_view uri, const TopicConfig& config,
-                                                   kafka::KafkaUri* parsed,
-                                                   const std::vector<std::string>& defaults = {}) {
+                                                   kafka::KafkaUri* parsed, const std::vector<std::string>& defaults) {
   return kafka::ClientOptionsForUri(uri, defaults, config.kafka_config_file, config.kafka_properties,
                                     config.kafka_timeout, parsed);
 }
+
+namespace {
 
 // A cursor read in blocks (ReadPattern::kBlocks) jumps between them: a
 // reassigned partition waits for the fetch in flight, so broker-side fetch

@@ -8,6 +8,9 @@
 #include <string>
 #include <string_view>
 
+#include "kafka/client_config.h"
+#include "kafka/client_options.h"
+#include "kafka/kafka_uri.h"
 #include "tokenfeed/topic.h"
 
 namespace tokenfeed::topic {
@@ -15,6 +18,15 @@ namespace tokenfeed::topic {
 Result<std::unique_ptr<TopicWriter>> OpenKafkaTopicWriter(std::string_view uri, const WriterConfig& config,
                                                           std::vector<PartitionId> partitions);
 Result<TopicSummary> DescribeKafkaTopic(std::string_view uri, const TopicConfig& config);
+// The client options of `config` for a kafka:// URI (parsed into *parsed);
+// `defaults` go under the user's properties.
+Result<kafka::ClientOptions> KafkaClientOptionsFor(std::string_view uri, const TopicConfig& config,
+                                                   kafka::KafkaUri* parsed,
+                                                   const std::vector<std::string>& defaults = {});
+// Sets the producer properties every topic writer needs (no record may time
+// out or leave a gap); InvalidArgument when the user's properties set
+// another value for one of them.
+Status ApplyWriterSettings(kafka::ClientConfig* config);
 Result<std::unique_ptr<PartitionCursor>> OpenKafkaPartitionCursor(std::string_view uri, PartitionId partition,
                                                                   const TopicConfig& config);
 

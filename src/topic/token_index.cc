@@ -6,6 +6,9 @@
 #include <string>
 
 #include "log/log.h"
+#ifdef TOKENFEED_HAS_KAFKA
+#include "topic/kafka_token_index.h"
+#endif
 #include "topic/token_index_file.h"
 
 namespace tokenfeed::topic {
@@ -239,19 +242,24 @@ Result<TokenIndexRead> ReadTokenIndex(std::string_view uri, PartitionId partitio
 
 Result<std::unique_ptr<TokenIndexReader>> OpenTokenIndexReader(std::string_view uri, PartitionId partition,
                                                                const TopicConfig& config) {
-  (void)config;  // for transports that will need their client settings
   TF_ASSIGN_OR_RETURN(TopicKind kind, KindOf(uri));
   if (kind == TopicKind::kKafka) {
-    return Status::Unsupported("'" + std::string(uri) + "': Kafka topics keep no token index yet, so the token " +
-                               "ids of partition " + ToString(partition) + " can only be counted by reading its " +
-                               "records (a PartitionCursor); use an embedded log topic (log:DIR/TOPIC) for this");
+#ifdef TOKENFEED_HAS_KAFKA
+    return OpenKafkaTokenIndexReader(uri, partition, config);
+#else
+    return Status::Unsupported("'" + std::string(uri) + "': this build has no Kafka support");
+#endif
   }
   return LogTokenIndexReader::Open(uri, partition);
 }
 
 bool HasTokenIndex(std::string_view uri) {
   Result<TopicKind> kind = KindOf(uri);
+#ifdef TOKENFEED_HAS_KAFKA
+  return kind.ok() && (*kind == TopicKind::kLog || *kind == TopicKind::kKafka);
+#else
   return kind.ok() && *kind == TopicKind::kLog;
+#endif
 }
 
 }  // namespace tokenfeed::topic

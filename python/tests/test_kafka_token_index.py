@@ -1,0 +1,209 @@
+"""A Kafka topic's token index (docs/kafka.md, "Token index"; marker: kafka).
+
+`tokenfeed index kafka://...` writes TOPIC-token-index: per partition, chunks
+that give each record's offset and token ids. With it, a finite sharded run
+(shards > 1, epochs > 0) over Kafka finds where every shard ends without
+reading the other ranks' records, and replay counts steps past without
+reading their records. The same data on the embedded log gives the same
+batches; a transactional topic's gaps are indexed as gaps; records appended
+after the index was built are counted from the records; a damaged chunk is
+reported with its topic, partition and offset.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import re
+
+import pytest
+
+import tokenfeed
+from cli_helpers import deepseek, records, run, write_jsonl
+from kafka_helpers import LocalKafka, confluent
+from test_loader_kafka_gaps import PATTERN, read_values, record_ids, transactional_topic
+
+pytestmark = pytest.mark.kafka
+
+OPTS = dict(seq_len=64, seed=11, block_records=16, window_blocks=2, shuffle=True, pack=True)
+
+
+def _texts(n, salt):
+    words = ["数据", "pipeline", "token", "Kafka", "🙂", "index", "shard"]
+    return [f"doc {salt}.{i}: " + " ".join(words[(i * j + salt) % 7] for j in range(1 + i % 50)) for i in range(n)]
+
+
+def _index_table(out: str) -> dict[int, tuple[int, int, int]]:
+    rows = {}
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 4 and f[0].isdigit():
+            rows[int(f[0])] = (int(f[1]), int(f[2]), int(f[3]))
+    return rows
+
+
+def _read_note(out: str) -> int:
+    m = re.search(r"read (\d+) records past where the index ended", out)
+    assert m, out
+    return int(m.group(1))
+
+
+@pytest.fixture(scope="module")
+def same_data(tmp_path_factory, kafka_broker):
+    """The same 1500 documents ingested into a 3-partition Kafka topic and a log topic."""
+    d = tmp_path_factory.mktemp("kidx")
+    write_jsonl(d / "docs.jsonl", _texts(1500, 1))
+    kafka = kafka_broker.uri(LocalKafka.new_topic("kidx"))
+    log = f"log:{d}/topic"
+    for uri in (kafka, log):
+        run("ingest", "--tokenizer", deepseek(), "--input", d / "docs.jsonl", "--to", uri, "--partitions", "3",
+            "--add-eos", "--progress", "never", "--kafka-timeout-ms", "20000")
+    recs = {}
+    for uri in (kafka, log):
+        recs[uri] = sorted((r["partition"], r["offset"], tuple(r["ids"])) for r in records(uri))
+    assert recs[kafka] == recs[log], "ingest should place the same records at the same offsets"
+    return kafka, log, recs[log], d
+
+
+def _run(uri, *, rank, world, batch, steps=None, state=None, **extra):
+    ds = tokenfeed.TokenDataset({uri: 1}, batch_size=batch, rank=rank, world_size=world, kafka_timeout_ms=20000,
+                                **{**OPTS, **extra})
+    if state is not None:
+        ds.load_state_dict(state)
+    rows, states = [], []
+    it = iter(ds)
+    while steps is None or len(rows) < steps:
+        states.append(ds.state_dict())
+        try:
+            b = next(it)
+        except StopIteration:
+            break
+        if extra.get("pack", True):
+            rows.append(b["input_ids"].tolist())
+        else:  # the documents, without padding
+            rows.append([tuple(int(x) for x in row[m.bool()]) for row, m in zip(b["input_ids"], b["attention_mask"])])
+    return rows, states, ds.metrics()
+
+
+def test_the_index_gives_every_partition_its_records_and_tokens(same_data):
+    kafka, log, recs, _ = same_data
+    out = run("index", kafka, "--kafka-timeout-ms", "20000").stdout
+    rows = _index_table(out)
+    for p in range(3):
+        mine = [r for r in recs if r[0] == p]
+        assert rows[p] == (len(mine), len(mine), sum(len(r[2]) for r in mine)), out
+    assert _index_table(run("index", log).stdout) == rows
+    again = run("index", kafka, "--kafka-timeout-ms", "20000").stdout
+    assert _read_note(again) == 0 and _index_table(again) == rows
+
+
+def test_a_finite_sharded_run_over_kafka_is_the_log_runs_and_reads_no_other_shard(same_data):
+    kafka, log, recs, _ = same_data
+    run("index", kafka, "--kafka-timeout-ms", "20000")
+    total = len(recs)
+    runs = {}
+    for uri in (kafka, log):
+        runs[uri] = [_run(uri, rank=r, world=2, batch=3, shards=4, epochs=1) for r in range(2)]
+    for r in range(2):
+        k_rows, k_states, k_metrics = runs[kafka][r]
+        l_rows, _, l_metrics = runs[log][r]
+        assert k_rows == l_rows and len(k_rows) > 20
+        # Only its own shards' windows: about half the records, nothing to count the others.
+        assert k_metrics["records_read"] == l_metrics["records_read"] < total, (k_metrics, l_metrics)
+    # Both ranks end at the same step.
+    assert len(runs[kafka][0][0]) == len(runs[kafka][1][0])
+
+
+def test_records_appended_after_the_index_are_counted_then_indexed(kafka_broker, tmp_path):
+    write_jsonl(tmp_path / "a.jsonl", _texts(400, 2))
+    name = LocalKafka.new_topic("kidx-grow")
+    uri = kafka_broker.uri(name)
+    run("ingest", "--input", tmp_path / "a.jsonl", "--tokenizer", deepseek(), "--to", uri, "--partitions", "2",
+        "--add-eos", "--progress", "never", "--kafka-timeout-ms", "20000")
+    assert _read_note(run("index", uri, "--kafka-timeout-ms", "20000").stdout) == 400
+    # 300 more token records, appended by another writer.
+    values = read_values(kafka_broker.bootstrap, name, 2)
+    ck = confluent()
+    p = ck.Producer({"bootstrap.servers": kafka_broker.bootstrap})
+    for i in range(300):
+        p.produce(name, values[i % 2][i // 2], partition=i % 2)
+    p.flush(30)
+    # The index covers the first 400: a finite sharded run counts the 300 after it.
+    rows, _, metrics = _run(uri, rank=0, world=1, batch=2, shards=2, epochs=1)
+    assert metrics["records_read"] >= 300
+    out = run("index", uri, "--kafka-timeout-ms", "20000").stdout
+    assert _read_note(out) == 300
+    assert sum(v[0] for v in _index_table(out).values()) == 700
+    again, _, metrics2 = _run(uri, rank=0, world=1, batch=2, shards=2, epochs=1)
+    assert again == rows and metrics2["records_read"] == metrics["records_read"] - 300
+
+
+def test_a_transactional_topic_is_indexed_with_its_gaps(kafka_broker, tmp_path):
+    d = tmp_path
+    write_jsonl(d / "docs.jsonl", _texts(900, 4))
+    plain = kafka_broker.uri(LocalKafka.new_topic("kidx-plain"))
+    run("ingest", "--tokenizer", deepseek(), "--input", d / "docs.jsonl", "--to", plain, "--partitions", "1",
+        "--add-eos", "--progress", "never", "--kafka-timeout-ms", "20000")
+    values = read_values(kafka_broker.bootstrap, plain.rsplit("/", 1)[1], 1)[0]
+    name, committed = transactional_topic(kafka_broker, values, 2, PATTERN[:6])
+    uri = kafka_broker.uri(name)
+    out = run("index", uri, "--kafka-timeout-ms", "20000").stdout
+    rows = _index_table(out)
+    for p in range(2):
+        n = len(committed[p])
+        assert rows[p] == (n, n, sum(len(record_ids(v)) for v in committed[p])), out
+    # Unpacked, one epoch, sharded: every committed record is some row's
+    # document (the shards that finish first read on into the next pass).
+    ds_rows, _, _ = _run(uri, rank=0, world=1, batch=4, shards=2, epochs=1, pack=False)
+    wanted = collections.Counter(record_ids(v)[:OPTS["seq_len"]] for p in range(2) for v in committed[p])
+    got = collections.Counter(doc for step in ds_rows for doc in step)
+    assert not wanted - got and sum(got.values()) < 2 * sum(wanted.values())
+
+
+def test_replay_over_kafka_counts_steps_past_from_the_index(kafka_broker, tmp_path):
+    write_jsonl(tmp_path / "docs.jsonl", _texts(1500, 6))
+    uri = kafka_broker.uri(LocalKafka.new_topic("kidx-replay"))
+    run("ingest", "--tokenizer", deepseek(), "--input", tmp_path / "docs.jsonl", "--to", uri, "--partitions", "2",
+        "--add-eos", "--progress", "never", "--kafka-timeout-ms", "20000")
+    rows, states, _ = _run(uri, rank=0, world=1, batch=2, steps=60)
+    path = tmp_path / "state.json"
+    path.write_text(json.dumps(states[1]))
+
+    def replay():
+        r = run("replay", "--state", path, "--step", 55, "--kafka-timeout-ms", "20000")
+        m = re.search(r"\((\d+) steps counted past, (\d+) records read\)", r.stdout)
+        assert m, r.stdout[:500]
+        assert int(m.group(1)) == 54
+        return int(m.group(2))
+
+    without = replay()  # no index yet: the windows counted past are read
+    run("index", uri, "--kafka-timeout-ms", "20000")
+    with_index = replay()
+    # The windows of step 55 (and the one read ahead), not the 54 steps' before them.
+    windows = OPTS["block_records"] * OPTS["window_blocks"]
+    assert with_index <= 2 * 2 * windows < without, (with_index, without)
+    replayed = tokenfeed.TokenDataset.replay(states[1], 55)
+    assert [row["input_ids"].tolist() for row in replayed] == rows[55]
+
+
+def test_a_damaged_chunk_is_reported_with_where_it_lies(kafka_broker, tmp_path):
+    write_jsonl(tmp_path / "docs.jsonl", _texts(200, 5))
+    name = LocalKafka.new_topic("kidx-bad")
+    uri = kafka_broker.uri(name)
+    run("ingest", "--tokenizer", deepseek(), "--input", tmp_path / "docs.jsonl", "--to", uri, "--partitions", "1",
+        "--add-eos", "--progress", "never", "--kafka-timeout-ms", "20000")
+    run("index", uri, "--kafka-timeout-ms", "20000")
+    ck = confluent()
+    p = ck.Producer({"bootstrap.servers": kafka_broker.bootstrap})
+    p.produce(f"{name}-token-index", b"TFKX\x01\x00\x00\x00 not a chunk", partition=0)
+    p.flush(30)
+    r = run("index", uri, "--kafka-timeout-ms", "20000", check=False)
+    assert r.returncode == 1
+    assert f"{name}-token-index partition 0 offset 1" in r.stderr and "token index chunk" in r.stderr, r.stderr
+    with pytest.raises(Exception, match=r"token-index partition 0 offset 1"):
+        _run(uri, rank=0, world=1, batch=2, shards=2, epochs=1)
+
+
+def test_an_unreachable_broker_fails_the_build_naming_it():
+    r = run("index", "kafka://127.0.0.1:1/t", "--kafka-timeout-ms", "2000", check=False, timeout=60)
+    assert r.returncode != 0 and "127.0.0.1:1" in r.stderr, r.stderr

@@ -1,0 +1,55 @@
+// The token index of a Kafka topic (docs/kafka.md, "Token index"): a
+// companion topic, named by KafkaIndexTopicName, with as many partitions as
+// the data topic; its partition p holds chunks (kafka_index_chunk.h) that
+// describe data partition p's offsets one range after the other, from the
+// partition's start offset when the index was first built. `tokenfeed index
+// kafka://...` builds it, and extends it from where it ends when run again.
+// The Kafka side of tokenfeed/token_index.h: the reader answers what the
+// chunks cover, and counts the records past them by reading them (as the
+// log's reader does past its TOKENS file). This is not a record reader and
+// it never writes the data topic. Internal to src/topic.
+// Durability: a chunk is written after the records it describes are
+// readable, and only for offsets below the high watermark taken when the
+// build started; a build that dies leaves whole chunks (each one Kafka
+// record), which the next build continues. One builder per topic at a time
+// (the caller's rule, as for writers); readers may run meanwhile.
+// Thread-safety: one thread per reader or build.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tokenfeed/token_index.h"
+#include "tokenfeed/topic.h"
+
+namespace tokenfeed::topic {
+
+// TOPIC-token-index: the index of topic TOPIC.
+std::string KafkaIndexTopicName(std::string_view topic);
+
+Result<std::unique_ptr<TokenIndexReader>> OpenKafkaTokenIndexReader(std::string_view uri, PartitionId partition,
+                                                                    const TopicConfig& config);
+
+struct KafkaIndexBuild {
+  PartitionId partition{0};
+  uint64_t chunks_written = 0;
+  uint64_t records_read = 0;  // data records read to write them
+  uint64_t covered = 0;       // the index covers offsets up to this one now
+};
+
+// Creates the index topic when missing (the data topic's partition count
+// and replication factor) and appends chunks for every partition's offsets
+// from where its index ends (or the partition's start) to the high
+// watermark taken at the start. Errors: the data topic missing, an index
+// topic of another partition count, an index that ends before the
+// partition's start (retention removed the records after it: delete the
+// index topic and build it again), damaged chunks (as the reader), and
+// TimedOut when the records up to the high watermark cannot be read within
+// config.kafka_timeout (a transaction left open blocks a read_committed
+// reader).
+Result<std::vector<KafkaIndexBuild>> BuildKafkaTokenIndex(std::string_view uri, const WriterConfig& config);
+
+}  // namespace tokenfeed::topic
