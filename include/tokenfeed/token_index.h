@@ -2,7 +2,9 @@
 // given offsets, learnt without reading the records: so that each rank of a
 // loader can compute where every shard of the data ends. The embedded log
 // keeps a token index beside each partition (TOKENS, docs/log_format.md
-// "Token index"), maintained by its TopicWriter; Kafka topics keep none yet.
+// "Token index"), maintained by its TopicWriter; a Kafka topic keeps it in a
+// companion topic, TOPIC-token-index (docs/kafka.md "Token index"), that
+// `tokenfeed index` builds and extends.
 // This is not a record reader (PartitionCursor, topic.h) and never writes:
 // readers may have read-only access to the topic.
 // Visibility: what the partition holds when the call runs. Where the index
@@ -46,7 +48,9 @@ struct TokenIndexRead {
 // InvalidArgument for offsets out of order, OutOfRange for one outside the
 // partition or a partition the topic lacks, Corruption for a damaged index
 // (naming the file and the entry), Unsupported for an index of a newer
-// format version and for a transport that keeps no index (Kafka).
+// format version and for a transport this build has no support for. On
+// Kafka, records are those a read_committed reader sees: offsets holding a
+// transaction marker or an aborted or compacted record count none.
 Result<TokenIndexRead> ReadTokenIndex(std::string_view uri, PartitionId partition, std::span<const Offset> offsets,
                                       const TopicConfig& config = {});
 
@@ -67,15 +71,17 @@ class TokenIndexReader {
   virtual uint64_t covered() const = 0;
 };
 
-// Errors: the topic or the partition missing, Unsupported for Kafka. An
-// index file that cannot be read (a link, a damaged or newer header) is
-// reported by each Read that asks an offset in range, as ReadTokenIndex.
+// Errors: the topic or the partition missing (on Kafka also an unreachable
+// cluster, after config.kafka_timeout). An index that cannot be read (a
+// log: a link, a damaged or newer header; Kafka: a damaged chunk, an index
+// topic of another partition count) is reported by each Read that asks an
+// offset in range, as ReadTokenIndex.
 Result<std::unique_ptr<TokenIndexReader>> OpenTokenIndexReader(std::string_view uri, PartitionId partition,
                                                                const TopicConfig& config = {});
 
-// Whether the transport of `uri` keeps a token index (the log: yes; Kafka:
-// not yet), so ReadTokenIndex answers without reading the records. False
-// for a string that is not a topic URI.
+// Whether the transport of `uri` can keep a token index (the log and, in a
+// build with Kafka, Kafka), so that ReadTokenIndex answers without reading
+// the records where it is built. False for a string that is not a topic URI.
 bool HasTokenIndex(std::string_view uri);
 
 }  // namespace tokenfeed::topic
