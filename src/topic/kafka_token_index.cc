@@ -149,17 +149,28 @@ class KafkaTokenIndexReader final : public TokenIndexReader {
     TF_ASSIGN_OR_RETURN(Offset end, r->cursor_->EndOffset());
     r->start_ = start.value();
     r->end_ = end.value();
+    // A topic whose name leaves no room for the suffix has no index.
     Result<std::string> index_uri = IndexUri(uri);
-    Result<IndexChain> chain = index_uri.ok() ? LoadIndexChain(*index_uri, partition, r->config_)
-                                              : Result<IndexChain>(index_uri.status());
-    if (chain.ok()) {
-      r->chain_ = std::move(chain).value();
-      // An index that starts after the partition's start says nothing of
-      // the records before it: count them all.
-      if (r->chain_.chunks.empty() || r->chain_.start > r->start_) r->chain_ = IndexChain{};
-    } else {
+    if (!index_uri.ok()) return std::unique_ptr<TokenIndexReader>(std::move(r));
+    Result<IndexChain> chain = LoadIndexChain(*index_uri, partition, r->config_);
+    if (!chain.ok()) {
       r->index_error_ = chain.status();  // reported by Read, after the offsets are checked
+      return std::unique_ptr<TokenIndexReader>(std::move(r));
     }
+    r->chain_ = std::move(chain).value();
+    if (!r->chain_.chunks.empty() && r->chain_.end > r->end_) {
+      // Offsets the partition does not hold: the topic was deleted and made
+      // again (offsets start over), and the index kept.
+      r->index_error_ = Status::Corruption(
+          *index_uri + " partition " + ToString(partition) + ": the token index describes offsets up to " +
+          Num(r->chain_.end) + ", past the partition's end offset " + Num(r->end_) + " (was " + r->uri_ +
+          " deleted and created again?): delete the index topic and run `tokenfeed index` again");
+      return std::unique_ptr<TokenIndexReader>(std::move(r));
+    }
+    // An index that starts after the partition's start says nothing of the
+    // records before it, and one that ends before it (retention removed the
+    // records it covers) nothing of those after: count them all.
+    if (r->chain_.chunks.empty() || r->chain_.start > r->start_ || r->chain_.end < r->start_) r->chain_ = IndexChain{};
     return std::unique_ptr<TokenIndexReader>(std::move(r));
   }
 
@@ -318,10 +329,10 @@ Result<std::vector<KafkaIndexBuild>> BuildKafkaTokenIndex(std::string_view uri, 
   spec.replication_factor = static_cast<int16_t>(replicas);
   spec.configs = {{"retention.ms", "-1"}, {"retention.bytes", "-1"}, {"cleanup.policy", "delete"}};
   Status created = admin->CreateTopic(spec);
-  TF_ASSIGN_OR_RETURN(kafka::TopicInfo index_info, admin->DescribeTopic(index_topic));
-  if (!created.ok() && created.code() != StatusCode::kAlreadyExists && index_info.partitions.empty()) {
-    return created;
+  if (!created.ok() && created.code() != StatusCode::kAlreadyExists) {
+    return created.WithContext("creating the token index topic " + index_uri);
   }
+  TF_ASSIGN_OR_RETURN(kafka::TopicInfo index_info, admin->DescribeTopic(index_topic));
   if (static_cast<int32_t>(index_info.partitions.size()) != partitions) {
     return Status::InvalidArgument(index_uri + " has " + Num(index_info.partitions.size()) + " partitions but " +
                                    parsed.ToString() + " has " + Num(static_cast<uint64_t>(partitions)) +
@@ -347,11 +358,11 @@ Result<std::vector<KafkaIndexBuild>> BuildKafkaTokenIndex(std::string_view uri, 
     TF_ASSIGN_OR_RETURN(Offset high, cursor->EndOffset());
     uint64_t from = low.value();
     if (!chain.chunks.empty()) {
-      if (chain.end < low.value()) {
-        return Status::InvalidArgument(label + ": its token index ends at offset " + Num(chain.end) +
-                                       ", before the partition's first offset " + ToString(low) +
-                                       " (retention removed the records after it): delete " + index_uri +
-                                       " and run `tokenfeed index` again");
+      if (chain.end > high.value()) {
+        return Status::Corruption(label + ": its token index describes offsets up to " + Num(chain.end) +
+                                  ", past the partition's end offset " + ToString(high) + " (was the topic " +
+                                  "deleted and created again?): delete " + index_uri + " and run `tokenfeed index` "
+                                  "again");
       }
       if (chain.start > low.value()) {
         return Status::InvalidArgument(label + ": its token index starts at offset " + Num(chain.start) +
@@ -372,6 +383,12 @@ Result<std::vector<KafkaIndexBuild>> BuildKafkaTokenIndex(std::string_view uri, 
       chunk_first = end;
       return Status::OK();
     };
+    if (!chain.chunks.empty() && chain.end < low.value()) {
+      // Retention removed the records after the index's end: the offsets
+      // up to the start hold none to read now, which one empty chunk says.
+      TF_RETURN_IF_ERROR(emit(low.value()));
+      from = low.value();
+    }
     TF_RETURN_IF_ERROR(ReadRange(*cursor, from, high.value(), config.kafka_timeout, label,
                                  [&](const StoredRecordView& r) -> Status {
       entries.push_back({r.offset.value(), RecordTokenCount(r.bytes)});
@@ -384,7 +401,7 @@ Result<std::vector<KafkaIndexBuild>> BuildKafkaTokenIndex(std::string_view uri, 
     std::vector<kafka::Delivery> deliveries;
     TF_RETURN_IF_ERROR(producer->Flush(config.kafka_timeout, &deliveries));
     for (const kafka::Delivery& d : deliveries) {
-      if (!d.status.ok()) return d.status.WithContext(index_uri + ": writing a chunk");
+      if (!d.status.ok()) return d.status.WithContext(index_uri + " partition " + ToString(p) + ": writing a chunk");
     }
     out.push_back(built);
   }
