@@ -12,10 +12,12 @@ replay started, the steps counted past, and the wall time of the command
         [--batch-size 8] [--seq-len 2048] [--cli build/release/src/cli/tokenfeed] \\
         [--without-index-too] [--turns 2]
 
---without-index-too (an embedded log topic only): each replay also runs with
-the topic's token index moved aside (partition-*/TOKENS renamed, and renamed
-back at the end, also on an error), in turns with the indexed run: the steps
-counted past then read their windows' records instead of the index.
+--without-index-too: each replay also runs without the topic's token index,
+in turns with the indexed run: the steps counted past then read their
+windows' records instead of the index. On the embedded log the index is
+moved aside (partition-*/TOKENS renamed, and renamed back at the end, also on
+an error); on Kafka the TOPIC-token-index topic is deleted, and built again
+with `tokenfeed index` after the run (the build's time is printed too).
 
 docs/replay.md, "How it works, and what it costs".
 """
@@ -34,10 +36,13 @@ import tokenfeed
 
 
 @contextlib.contextmanager
-def index_aside(uri: str):
-    """The topic's TOKENS files renamed aside while the block runs."""
+def index_aside(uri: str, cli: str):
+    """The topic's token index out of the way while the block runs."""
+    if uri.startswith("kafka://"):
+        yield from kafka_index_aside(uri, cli)
+        return
     if not uri.startswith("log:"):
-        raise SystemExit("--without-index-too needs an embedded log topic (log:DIR/TOPIC)")
+        raise SystemExit("--without-index-too needs a log:DIR/TOPIC or kafka:// topic")
     moved = []
     try:
         for f in sorted(pathlib.Path(uri[4:]).glob("partition-*/TOKENS")):
@@ -48,6 +53,32 @@ def index_aside(uri: str):
     finally:
         for aside, f in moved:
             aside.rename(f)
+
+
+def kafka_index_aside(uri: str, cli: str):
+    from confluent_kafka.admin import AdminClient
+
+    bootstrap, topic = uri[len("kafka://"):].split("/", 1)
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    for f in admin.delete_topics([f"{topic}-token-index"]).values():
+        f.result(60)
+    deadline = time.monotonic() + 60
+    while f"{topic}-token-index" in admin.list_topics(timeout=10).topics:
+        if time.monotonic() > deadline:
+            raise SystemExit("the index topic is still there a minute after its deletion")
+        time.sleep(0.2)
+    try:
+        yield
+    finally:
+        for _ in range(120):  # the deletion may still be under way on the brokers
+            t0 = time.perf_counter()
+            r = subprocess.run([cli, "index", uri], capture_output=True, text=True)
+            if r.returncode == 0:
+                print(f"  (index rebuilt in {time.perf_counter() - t0:.2f} s)")
+                break
+            time.sleep(0.5)
+        else:
+            raise SystemExit(f"could not build the index of {uri} again:\n{r.stderr}")
 
 
 def main() -> None:
@@ -75,7 +106,7 @@ def main() -> None:
         rows = {}
         for _ in range(args.turns):
             for mode in modes:
-                with index_aside(args.uri) if mode == "no index" else contextlib.nullcontext():
+                with index_aside(args.uri, args.cli) if mode == "no index" else contextlib.nullcontext():
                     t0 = time.perf_counter()
                     out = subprocess.run([args.cli, "replay", "--state", path, "--step", str(step)], check=True,
                                          capture_output=True, text=True).stdout

@@ -55,6 +55,9 @@ class RecordNamer {
   RecordNamer(const LoaderOptions& o) : o_(o) {
     config_.kafka_properties = o.kafka_properties;
     config_.kafka_timeout = std::chrono::milliseconds(o.kafka_timeout_ms);
+    // One record at a time, each after a seek: on Kafka, short broker-side
+    // fetch waits (a seek's fetch would otherwise wait up to 100 ms).
+    config_.read_pattern = topic::ReadPattern::kBlocks;
   }
 
   Status Name(ReplayPiece* piece) {
