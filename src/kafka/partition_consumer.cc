@@ -54,7 +54,8 @@ Result<std::unique_ptr<PartitionConsumer>> PartitionConsumer::Open(const Partiti
   TF_ASSIGN_OR_RETURN(Client client, CreateClient(RD_KAFKA_CONSUMER, options, defaults, ReaderPinned()));
   auto impl = std::make_unique<Impl>();
   impl->options = options;
-  TF_ASSIGN_OR_RETURN(impl->partitions, FetchPartitionCount(client, options.topic));
+  TF_ASSIGN_OR_RETURN(impl->partitions, options.wait_for_new_topic ? FetchPartitionCount(client, options.topic)
+                                                                   : FetchPartitionCountOnce(client, options.topic));
   impl->core = std::make_unique<ConsumerCore>(std::move(client));
   TF_RETURN_IF_ERROR(impl->core->RedirectToConsumerQueue());
   std::unique_ptr<PartitionConsumer> consumer(new PartitionConsumer(std::move(impl)));

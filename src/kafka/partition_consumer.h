@@ -22,6 +22,10 @@ namespace tokenfeed::kafka {
 
 struct PartitionConsumerOptions : ClientOptions {
   std::string topic;
+  // A topic the cluster says is missing: true, asked again for a grace of
+  // 1.5 s (a topic created a moment ago may not have reached every broker);
+  // false, NotFound at once (a topic that, if it exists, was made long ago).
+  bool wait_for_new_topic = true;
 };
 
 class PartitionConsumer {

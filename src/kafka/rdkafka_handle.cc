@@ -227,15 +227,10 @@ Result<Client> CreateClient(rd_kafka_type_t type, const ClientOptions& options,
 
 void SleepBriefly() { std::this_thread::sleep_for(std::chrono::milliseconds(50)); }
 
-namespace {
-Result<int32_t> FetchPartitionCountOnce(const Client& client, const std::string& topic);
-}  // namespace
-
 Result<int32_t> FetchPartitionCount(const Client& client, const std::string& topic) {
   return RetryWhileNotFound(client, [&] { return FetchPartitionCountOnce(client, topic); });
 }
 
-namespace {
 Result<int32_t> FetchPartitionCountOnce(const Client& client, const std::string& topic) {
   rd_kafka_topic_t* rkt = rd_kafka_topic_new(client.handle.get(), topic.c_str(), nullptr);
   if (rkt == nullptr) {
@@ -275,7 +270,6 @@ Result<int32_t> FetchPartitionCountOnce(const Client& client, const std::string&
   client.events->NoteBrokerUp();
   return count;
 }
-}  // namespace
 
 Result<std::pair<int64_t, int64_t>> QueryWatermarks(const Client& client, const std::string& topic,
                                                     int32_t partition) {

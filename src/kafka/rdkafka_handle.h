@@ -93,6 +93,8 @@ Result<Client> CreateClient(rd_kafka_type_t type, const ClientOptions& options,
 // Returns the number of partitions. A new topic reaches the brokers one by
 // one, so "missing" is believed only after kTopicPropagationGrace of asking.
 Result<int32_t> FetchPartitionCount(const Client& client, const std::string& topic);
+// The same, asking once: NotFound as soon as the cluster says "missing".
+Result<int32_t> FetchPartitionCountOnce(const Client& client, const std::string& topic);
 
 // Low and high watermarks from the partition's leader. Right after a topic
 // is created or a leader moves, the broker may answer "not leader" for a

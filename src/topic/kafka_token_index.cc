@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 
@@ -85,41 +83,16 @@ Result<std::string> IndexUri(std::string_view uri) {
   return parsed.ToString();
 }
 
-// Index topics found missing lately, by URI: Kafka says "missing" only
-// after a grace of asking (1.5 s, rdkafka_handle.h), which the readers of a
-// topic's many partitions would each wait out. What is found missing stays
-// so for kMissingMemo; a build in this process forgets it.
-constexpr std::chrono::seconds kMissingMemo{30};
-std::mutex missing_mu;
-std::map<std::string, Clock::time_point>& MissingIndexTopics() {
-  static auto* m = new std::map<std::string, Clock::time_point>();  // never destroyed: used at exit
-  return *m;
-}
-bool RecentlyMissing(const std::string& index_uri) {
-  std::lock_guard<std::mutex> lock(missing_mu);
-  auto it = MissingIndexTopics().find(index_uri);
-  return it != MissingIndexTopics().end() && Clock::now() - it->second < kMissingMemo;
-}
-void NoteMissing(const std::string& index_uri, bool missing) {
-  std::lock_guard<std::mutex> lock(missing_mu);
-  if (missing) {
-    MissingIndexTopics()[index_uri] = Clock::now();
-  } else {
-    MissingIndexTopics().erase(index_uri);
-  }
-}
-
 // Reads index partition `p` of `index_uri` whole and chains its chunks.
 // Not an error: the index topic missing (topic_exists false).
 Result<IndexChain> LoadIndexChain(const std::string& index_uri, PartitionId p, const TopicConfig& config) {
   IndexChain chain;
   const std::string label = index_uri + " partition " + ToString(p);
-  if (RecentlyMissing(index_uri)) return chain;
-  Result<std::unique_ptr<PartitionCursor>> opened = OpenKafkaPartitionCursor(index_uri, p, config);
-  if (opened.status().IsNotFound()) {
-    NoteMissing(index_uri, true);
-    return chain;
-  }
+  // An index topic is made by a build that has finished before anyone
+  // reads it: not worth Kafka's 1.5 s grace for new topics at every open.
+  Result<std::unique_ptr<PartitionCursor>> opened =
+      OpenKafkaPartitionCursor(index_uri, p, config, /*wait_for_new_topic=*/false);
+  if (opened.status().IsNotFound()) return chain;
   if (opened.status().code() == StatusCode::kOutOfRange) {
     return Status::Corruption(label + ": the token index topic lacks this partition, which the data topic has " +
                               "(its partition counts differ): delete the index topic and run `tokenfeed index` "
@@ -358,7 +331,6 @@ Result<std::vector<KafkaIndexBuild>> BuildKafkaTokenIndex(std::string_view uri, 
   spec.partitions = partitions;
   spec.replication_factor = static_cast<int16_t>(replicas);
   spec.configs = {{"retention.ms", "-1"}, {"retention.bytes", "-1"}, {"cleanup.policy", "delete"}};
-  NoteMissing(index_uri, false);
   Status created = admin->CreateTopic(spec);
   if (!created.ok() && created.code() != StatusCode::kAlreadyExists) {
     return created.WithContext("creating the token index topic " + index_uri);

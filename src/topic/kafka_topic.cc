@@ -563,13 +563,14 @@ Result<TopicSummary> DescribeKafkaTopic(std::string_view uri, const TopicConfig&
 }
 
 Result<std::unique_ptr<PartitionCursor>> OpenKafkaPartitionCursor(std::string_view uri, PartitionId partition,
-                                                                  const TopicConfig& config) {
+                                                                  const TopicConfig& config, bool wait_for_new_topic) {
   kafka::KafkaUri parsed;
   TF_ASSIGN_OR_RETURN(kafka::ClientOptions client,
                       KafkaClientOptionsFor(uri, config, &parsed, CursorDefaults(config.read_pattern)));
   kafka::PartitionConsumerOptions o;
   static_cast<kafka::ClientOptions&>(o) = client;
   o.topic = parsed.topic;
+  o.wait_for_new_topic = wait_for_new_topic;
   TF_ASSIGN_OR_RETURN(auto consumer, kafka::PartitionConsumer::Open(o, {}));
   if (partition.value() >= static_cast<uint32_t>(consumer->partition_count())) {
     return Status::OutOfRange(parsed.ToString() + " has " + std::to_string(consumer->partition_count()) +

@@ -27,7 +27,9 @@ Result<kafka::ClientOptions> KafkaClientOptionsFor(std::string_view uri, const T
 // out or leave a gap); InvalidArgument when the user's properties set
 // another value for one of them.
 Status ApplyWriterSettings(kafka::ClientConfig* config);
+// wait_for_new_topic: as kafka::PartitionConsumerOptions's.
 Result<std::unique_ptr<PartitionCursor>> OpenKafkaPartitionCursor(std::string_view uri, PartitionId partition,
-                                                                  const TopicConfig& config);
+                                                                  const TopicConfig& config,
+                                                                  bool wait_for_new_topic = true);
 
 }  // namespace tokenfeed::topic
