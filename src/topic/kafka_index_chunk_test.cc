@@ -138,7 +138,8 @@ TEST(KafkaIndexChunkTest, TokenCountsNeedingTenByteVarintsRoundTrip) {
   EXPECT_EQ(parsed->tokens, kTop);
   EXPECT_TRUE(Same(Walk(*parsed), entries));
   const std::vector<IndexChunkEntry> one = {{10, kTop}};
-  auto one_parsed = ParseIndexChunk(Bytes(Encode(1, 10, 11, one)));
+  const std::string one_bytes = Encode(1, 10, 11, one);  // the view below points into it
+  auto one_parsed = ParseIndexChunk(Bytes(one_bytes));
   ASSERT_TRUE(one_parsed.ok()) << one_parsed.status().ToString();
   EXPECT_TRUE(Same(Walk(*one_parsed), one));
 }
@@ -302,7 +303,8 @@ TEST(KafkaIndexChunkTest, ParseRefusesAVarintAboveTwoToTheSixtyFour) {
   // The largest ten-byte value, 2^64 - 1, is accepted.
   std::string top(9, '\xff');
   top += '\x01';
-  auto parsed = ParseIndexChunk(Bytes(Header(1, 0, 10, kTop) + std::string(1, '\0') + top));
+  const std::string top_bytes = Header(1, 0, 10, kTop) + std::string(1, '\0') + top;
+  auto parsed = ParseIndexChunk(Bytes(top_bytes));
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   ASSERT_EQ(Walk(*parsed).size(), 1u);
   EXPECT_EQ(Walk(*parsed)[0].tokens, kTop);
@@ -313,7 +315,8 @@ TEST(KafkaIndexChunkTest, ParseRefusesAnEntryPastTheEndOffset) {
   ExpectRefused(Header(2, 10, 20, 2) + std::string("\x00\x01\x09\x01", 4), StatusCode::kCorruption,
                 "record 1 (entry at byte 42) lies at offset 20, past the chunk's end offset 20");
   // The last offset of the range is still within it.
-  auto parsed = ParseIndexChunk(Bytes(Header(2, 10, 20, 2) + std::string("\x00\x01\x08\x01", 4)));
+  const std::string last = Header(2, 10, 20, 2) + std::string("\x00\x01\x08\x01", 4);
+  auto parsed = ParseIndexChunk(Bytes(last));
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   EXPECT_EQ(Walk(*parsed).back().offset, 19u);
 }
@@ -357,7 +360,8 @@ TEST(KafkaIndexChunkTest, ParseRefusesVarintsLongerThanTheyNeedToBe) {
   ExpectRefused(Header(1, 0, 10, 3) + std::string("\x01\x83\x80\x00", 4), StatusCode::kCorruption,
                 "record 0's entry at byte 40 is cut short or is not a shortest-form varint");
   // A lone zero byte is the shortest form of 0.
-  auto parsed = ParseIndexChunk(Bytes(Header(1, 0, 10, 0) + std::string("\x00\x00", 2)));
+  const std::string zero = Header(1, 0, 10, 0) + std::string("\x00\x00", 2);
+  auto parsed = ParseIndexChunk(Bytes(zero));
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   EXPECT_EQ(Encode(7, 0, 10, std::vector<IndexChunkEntry>{{0, 0}}), Header(1, 0, 10, 0) + std::string("\x00\x00", 2));
 }
