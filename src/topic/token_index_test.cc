@@ -3,7 +3,8 @@
 // of stored token ids; a writer's open repairs the file to match the log
 // (missing, torn, short, long, damaged); ReadTokenIndex answers from it with
 // two reads per range, counts what the index lacks from the records, and
-// reports damage; Kafka topics keep no index and say so.
+// reports damage. (A Kafka topic's index: kafka_index_chunk_test.cc, and the
+// real-broker tests in python/tests/test_kafka_token_index.py.)
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -204,7 +205,7 @@ TEST_F(TokenIndexTest, TheWriterKeepsCumulativeIdsPerRecord) {
     EXPECT_EQ((*reader)->covered(), ids_[p].size()) << "partition " << p;
   }
   EXPECT_EQ(OpenTokenIndexReader(uri_, PartitionId(kPartitions)).status().code(), StatusCode::kOutOfRange);
-  // Kafka keeps no index: no reader, and no connection made.
+  // No index file: a reader that counts the records.
   ASSERT_TRUE(FileSystem::Posix()->RemoveFile(TokensPath(0)).ok());
   auto removed = OpenTokenIndexReader(uri_, PartitionId(0));
   ASSERT_TRUE(removed.ok()) << removed.status().ToString();
