@@ -111,9 +111,10 @@ class PyTokenizer {
  public:
   explicit PyTokenizer(std::shared_ptr<const Tokenizer> t) : t_(std::move(t)) {}
 
-  static PyTokenizer FromFile(const std::string& path, bool fast_pretokenizers) {
+  static PyTokenizer FromFile(const std::string& path, bool fast_pretokenizers, size_t word_cache_entries) {
     TokenizerOptions opts;
     opts.fast_pretokenizers = fast_pretokenizers;
+    opts.word_cache_entries = word_cache_entries;
     Result<std::shared_ptr<const Tokenizer>> r = Status::Internal("not loaded");
     {
       nb::gil_scoped_release release;
@@ -122,9 +123,10 @@ class PyTokenizer {
     return PyTokenizer(ValueOrThrow(std::move(r)));
   }
 
-  static PyTokenizer FromStr(const std::string& json, bool fast_pretokenizers) {
+  static PyTokenizer FromStr(const std::string& json, bool fast_pretokenizers, size_t word_cache_entries) {
     TokenizerOptions opts;
     opts.fast_pretokenizers = fast_pretokenizers;
+    opts.word_cache_entries = word_cache_entries;
     return PyTokenizer(ValueOrThrow(Tokenizer::FromJson(json, "<json string>", opts)));
   }
 
@@ -294,14 +296,17 @@ void RegisterTokenizer(nb::module_& m) {
                           "Methods may be called from several threads; long texts and batches are encoded "
                           "without the GIL.")
       .def_static("from_file", &PyTokenizer::FromFile, nb::arg("path"), nb::kw_only(),
-                  nb::arg("fast_pretokenizers") = true,
+                  nb::arg("fast_pretokenizers") = true, nb::arg("word_cache_entries") = size_t{1} << 18,
                   "Loads a tokenizer.json file.\n\n"
                   "path: the file. fast_pretokenizers: use the hand-written scanners for the known split "
-                  "patterns (the same output as the regex, faster); False runs the regex engine.\n"
+                  "patterns (the same output as the regex, faster); False runs the regex engine. "
+                  "word_cache_entries: how many distinct words each encoding thread keeps the BPE result "
+                  "of (up to about 100 bytes each; the default 262144 is about 24 MB a thread at most); "
+                  "the ids never depend on it.\n"
                   "Raises NotFoundError for a missing file, UnsupportedError for a model other than "
                   "BPE or an option tokenfeed does not implement, InvalidArgumentError for a malformed file.")
       .def_static("from_str", &PyTokenizer::FromStr, nb::arg("json"), nb::kw_only(),
-                  nb::arg("fast_pretokenizers") = true,
+                  nb::arg("fast_pretokenizers") = true, nb::arg("word_cache_entries") = size_t{1} << 18,
                   "Loads a tokenizer from the text of a tokenizer.json (see from_file).")
       .def("encode", &PyTokenizer::Encode, nb::arg("text"), nb::kw_only(), nb::arg("add_special_tokens") = false,
            nb::arg("split_special_tokens") = false, nb::arg("utf8") = "replace",

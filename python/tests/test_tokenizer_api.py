@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pathlib
 
 import numpy as np
 import pytest
@@ -94,3 +95,19 @@ def test_bad_arguments_are_clear_errors(ours):
     assert ours.id_to_token(np.int32(ours.eos_id)) == ours.id_to_token(ours.eos_id)
     with pytest.raises(TypeError, match="not bool"):
         ours.id_to_token(True)
+
+
+def test_the_word_cache_bound_changes_no_id(documents):
+    """A cache of one word (emptied at every new word), of 64 and the default give the same ids."""
+    from conftest import missing, tokenizer_path
+
+    path = str(tokenizer_path("deepseek_v3"))
+    if not pathlib.Path(path).exists():
+        missing(f"tokenizer file {path} is missing")
+    texts = documents[1][:3000]
+    default = tokenfeed.Tokenizer.from_file(path)
+    for entries in (1, 64):
+        small = tokenfeed.Tokenizer.from_file(path, word_cache_entries=entries)
+        assert [small.encode(t) for t in texts] == [default.encode(t) for t in texts]
+    with pytest.raises(tokenfeed.InvalidArgumentError, match="word_cache_entries must be at least 1"):
+        tokenfeed.Tokenizer.from_file(path, word_cache_entries=0)

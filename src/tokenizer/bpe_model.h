@@ -51,6 +51,7 @@ struct BpeScratch {
   // fit in a byte there.
   static constexpr size_t kMediumLimit = 255;
   static constexpr size_t kBlock = 16;
+  explicit BpeScratch(size_t cache_entries = WordCache::kDefaultMaxEntries) : cache(cache_entries) {}
   WordCache cache;
   // Results of parts of pieces (MergeBoundaries) for models with
   // ignore_merges, where a part's merge result may differ from what the

@@ -72,7 +72,7 @@ EncodeScratch* TokenizerImpl::ThreadScratch() const {
   }
   Slot& s = slots[next_victim++ % 4];
   s.uid = uid_;
-  s.scratch = std::make_unique<EncodeScratch>();
+  s.scratch = std::make_unique<EncodeScratch>(word_cache_entries_);
   return s.scratch.get();
 }
 

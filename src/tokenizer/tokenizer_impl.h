@@ -31,6 +31,7 @@ struct PostProcessorSpec {
 enum class DecoderKind { kByteLevel, kChain, kNone, kUnsupported };
 
 struct EncodeScratch {
+  explicit EncodeScratch(size_t word_cache_entries) : bpe(word_cache_entries) {}
   std::string repaired;
   std::string normalized;
   std::vector<AddedSplit> raw_splits;
@@ -47,6 +48,9 @@ class TokenizerImpl final : public Tokenizer {
                 std::vector<AddedTokenSpec> added_tokens, BpeModel model, PostProcessorSpec post,
                 DecoderKind decoder, std::unique_ptr<TokenDecoder> token_decoder, std::string decoder_name,
                 std::string origin);
+
+  // TokenizerOptions::word_cache_entries; set before the tokenizer is shared.
+  void set_word_cache_entries(size_t n) { word_cache_entries_ = n; }
 
   Status Encode(std::string_view text, std::vector<TokenId>* ids, const EncodeOptions& options) const override;
   Result<size_t> EncodeInto(std::string_view text, std::span<TokenId> out,
@@ -86,6 +90,7 @@ class TokenizerImpl final : public Tokenizer {
   uint32_t id_limit_ = 0;
   std::optional<TokenId> bos_, eos_;
   uint64_t uid_;
+  size_t word_cache_entries_ = WordCache::kDefaultMaxEntries;
 };
 
 }  // namespace tokenfeed::tokenizer

@@ -114,9 +114,11 @@ class TokenizerJsonParser {
     }
 
     auto pre = std::make_unique<tk::PreTokenizer>(std::move(stages));
-    return std::shared_ptr<const Tokenizer>(std::make_shared<tk::TokenizerImpl>(
-        std::move(normalizer), std::move(pre), std::move(added), std::move(model), std::move(post), decoder,
-        std::move(token_decoder), std::move(decoder_name), origin_));
+    auto impl = std::make_shared<tk::TokenizerImpl>(std::move(normalizer), std::move(pre), std::move(added),
+                                                    std::move(model), std::move(post), decoder,
+                                                    std::move(token_decoder), std::move(decoder_name), origin_);
+    impl->set_word_cache_entries(options_.word_cache_entries);
+    return std::shared_ptr<const Tokenizer>(std::move(impl));
   }
 
  private:
@@ -601,6 +603,9 @@ class TokenizerJsonParser {
 
 Result<std::shared_ptr<const Tokenizer>> Tokenizer::FromJson(std::string_view json, std::string_view origin,
                                                               const TokenizerOptions& options) {
+  if (options.word_cache_entries == 0) {
+    return Status::InvalidArgument("tokenizer option word_cache_entries must be at least 1, got 0");
+  }
   return TokenizerJsonParser(origin, options).Load(json);
 }
 

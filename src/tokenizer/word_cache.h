@@ -3,12 +3,15 @@
 // Pieces of up to 16 bytes -- nearly all of them in real text -- are keyed
 // by two machine words read straight from the text, so a lookup is a
 // multiply, one slot load and two compares; longer pieces (up to
-// kMaxWordBytes) keep their bytes in an arena. Memory is bounded: at its entry
-// limit the table is cleared wholesale (cheap; real text refills the hot words
-// at once).
+// kMaxWordBytes) keep their bytes in an arena. Memory is bounded: the table
+// starts small and doubles as it fills, up to room for max_entries; at that
+// limit it is cleared wholesale (cheap; real text refills the hot words at
+// once). At most about 100 bytes an entry: 32-byte slots at most 3/4 full,
+// the ids of multi-token words, the bytes of words over 16 bytes.
 // Not thread-safe: each encoding thread owns one (inside its BpeScratch).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -60,13 +63,13 @@ class WordCache {
     return k;
   }
 
-  explicit WordCache(size_t max_entries = 24576) : max_entries_(max_entries) {
-    size_t cap = 16;
-    while (cap * 3 < max_entries * 4) cap <<= 1;  // at most 3/4 full
-    slots_.assign(cap, Slot{});
-    mask_ = cap - 1;
-    long_keys_.reserve(max_entries * 4);
-    ids_.reserve(max_entries * 3);
+  // The default: 262,144 words, about 24 MB once full (TokenizerOptions).
+  static constexpr size_t kDefaultMaxEntries = size_t{1} << 18;
+  // The table's first size: room for this many words (or max_entries).
+  static constexpr size_t kInitialEntries = size_t{1} << 14;
+
+  explicit WordCache(size_t max_entries = kDefaultMaxEntries) : max_entries_(std::max<size_t>(max_entries, 1)) {
+    Allocate(std::min(max_entries_, kInitialEntries));
   }
 
   // HOT PATH. Returns false when `word` is not cached. The ids stay valid
@@ -89,7 +92,11 @@ class WordCache {
 
   void Insert(std::string_view word, const Key& key, std::span<const uint32_t> ids) {
     if (word.size() > kMaxWordBytes) return;
-    if (size_ >= max_entries_) Clear();
+    if (size_ >= max_entries_) {
+      Clear();
+    } else if (size_ >= room_) {
+      Grow();
+    }
     size_t i = key.hash & mask_;
     while (slots_[i].len != kEmpty) i = (i + 1) & mask_;
     Slot& s = slots_[i];
@@ -120,8 +127,33 @@ class WordCache {
   }
 
   size_t size() const { return size_; }
+  // Slots in the table now (it grows up to room for max_entries words).
+  size_t capacity() const { return slots_.size(); }
 
  private:
+  // A table with room for `entries` words at most 3/4 full.
+  void Allocate(size_t entries) {
+    size_t cap = 16;
+    while (cap * 3 < entries * 4) cap <<= 1;
+    slots_.assign(cap, Slot{});
+    mask_ = cap - 1;
+    room_ = std::min(max_entries_, cap * 3 / 4);
+  }
+
+  // Twice the slots; every word moves to its place in the new table. A
+  // slot keeps the low 32 bits of its key's hash, which place it for any
+  // table of up to 2^32 slots.
+  void Grow() {
+    std::vector<Slot> old = std::move(slots_);
+    Allocate(std::min(max_entries_, old.size() * 3 / 2));
+    for (const Slot& s : old) {
+      if (s.len == kEmpty) continue;
+      size_t i = s.hash & mask_;
+      while (slots_[i].len != kEmpty) i = (i + 1) & mask_;
+      slots_[i] = s;
+    }
+  }
+
   static constexpr uint16_t kEmpty = UINT16_MAX;
   // 32 bytes: two slots to a cache line. A word of one token (most of them)
   // keeps the id in the slot itself.
@@ -138,6 +170,7 @@ class WordCache {
   size_t max_entries_;
   std::vector<Slot> slots_;
   size_t mask_ = 0;
+  size_t room_ = 0;  // words the table takes before it grows
   size_t size_ = 0;
   std::string long_keys_;
   std::vector<uint32_t> ids_;

@@ -60,5 +60,38 @@ TEST(WordCacheTest, ClearsWhenFullAndKeepsWorking) {
   }
 }
 
+TEST(WordCacheTest, GrowsAsItFillsKeepingEveryWordThenClearsAtItsBound) {
+  WordCache cache(100000);
+  const size_t first = cache.capacity();
+  EXPECT_LT(first, size_t{100000});  // it starts small
+  auto word = [](uint32_t i) { return (i % 3 == 0 ? std::string(20 + i % 50, 'x') : "w") + std::to_string(i); };
+  for (uint32_t i = 0; i < 100000; ++i) {
+    const std::string w = word(i);
+    const uint32_t ids[3] = {i, i + 1, i + 2};
+    cache.Insert(w, WordCache::MakeKey(w), std::span<const uint32_t>(ids, 1 + i % 3));
+  }
+  EXPECT_EQ(cache.size(), 100000u);
+  EXPECT_GT(cache.capacity(), first);
+  EXPECT_GE(cache.capacity() * 3, size_t{100000} * 4);  // at most 3/4 full
+  // Every word inserted before and across the growths is still found, with its ids.
+  for (uint32_t i = 0; i < 100000; ++i) {
+    const std::string w = word(i);
+    std::span<const uint32_t> got;
+    ASSERT_TRUE(cache.Find(w, WordCache::MakeKey(w), &got)) << w;
+    ASSERT_EQ(got.size(), 1 + i % 3) << w;
+    EXPECT_EQ(got[0], i);
+    EXPECT_EQ(got.back(), i + i % 3);
+  }
+  // The next word starts again from empty, in the table it has grown to.
+  const size_t grown = cache.capacity();
+  const std::string w = "one more";
+  const uint32_t id = 7;
+  cache.Insert(w, WordCache::MakeKey(w), std::span<const uint32_t>(&id, 1));
+  EXPECT_EQ(cache.size(), 1u);
+  EXPECT_EQ(cache.capacity(), grown);
+  std::span<const uint32_t> got;
+  EXPECT_FALSE(cache.Find(word(5), WordCache::MakeKey(word(5)), &got));
+}
+
 }  // namespace
 }  // namespace tokenfeed::tokenizer
