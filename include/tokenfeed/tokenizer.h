@@ -29,13 +29,15 @@ struct TokenizerOptions {
   // one (identical results, much faster). false runs every pattern through
   // the general regex engine.
   bool fast_pretokenizers = true;
-  // The word cache's bound, per encoding thread: the BPE results of up to
-  // this many distinct pre-tokenized words are kept, so a word seen before
-  // costs a lookup instead of a merge loop. Memory grows with the words
-  // seen, to about 100 bytes a word at most (about 24 MB at the default);
-  // when full the cache is emptied and fills again. Larger suits a long run
-  // over text of a wide vocabulary; smaller bounds memory with many threads.
-  // At least 1; ids never depend on it.
+  // The word cache's bound, per encoding thread and tokenizer: the BPE
+  // results of up to this many distinct pre-tokenized words are kept, so a
+  // word seen before costs a lookup instead of a merge loop. Memory grows
+  // with the words seen: a table of 32-byte slots (16 MiB at the default,
+  // once full), plus 4 bytes an id of words of several tokens and the bytes
+  // of words over 16 bytes (20-30 MB a thread in all on mixed multilingual
+  // text); when full the cache is emptied and fills again. Larger suits a
+  // long run over text of a wide vocabulary; smaller bounds memory with many
+  // threads. 1 to 2^26; ids never depend on it.
   size_t word_cache_entries = size_t{1} << 18;
 };
 

@@ -301,8 +301,8 @@ void RegisterTokenizer(nb::module_& m) {
                   "path: the file. fast_pretokenizers: use the hand-written scanners for the known split "
                   "patterns (the same output as the regex, faster); False runs the regex engine. "
                   "word_cache_entries: how many distinct words each encoding thread keeps the BPE result "
-                  "of (up to about 100 bytes each; the default 262144 is about 24 MB a thread at most); "
-                  "the ids never depend on it.\n"
+                  "of, 1 to 2**26 (the default 262144 takes 20-30 MB a thread on mixed text); the ids never "
+                  "depend on it.\n"
                   "Raises NotFoundError for a missing file, UnsupportedError for a model other than "
                   "BPE or an option tokenfeed does not implement, InvalidArgumentError for a malformed file.")
       .def_static("from_str", &PyTokenizer::FromStr, nb::arg("json"), nb::kw_only(),

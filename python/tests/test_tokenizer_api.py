@@ -109,5 +109,6 @@ def test_the_word_cache_bound_changes_no_id(documents):
     for entries in (1, 64):
         small = tokenfeed.Tokenizer.from_file(path, word_cache_entries=entries)
         assert [small.encode(t) for t in texts] == [default.encode(t) for t in texts]
-    with pytest.raises(tokenfeed.InvalidArgumentError, match="word_cache_entries must be at least 1"):
-        tokenfeed.Tokenizer.from_file(path, word_cache_entries=0)
+    for bad in (0, 2**26 + 1):
+        with pytest.raises(tokenfeed.InvalidArgumentError, match=f"word_cache_entries must be 1 to 67108864, got {bad}"):
+            tokenfeed.Tokenizer.from_file(path, word_cache_entries=bad)

@@ -603,8 +603,13 @@ class TokenizerJsonParser {
 
 Result<std::shared_ptr<const Tokenizer>> Tokenizer::FromJson(std::string_view json, std::string_view origin,
                                                               const TokenizerOptions& options) {
-  if (options.word_cache_entries == 0) {
-    return Status::InvalidArgument("tokenizer option word_cache_entries must be at least 1, got 0");
+  // The cache keeps 32-bit offsets into its arenas: 2^26 pieces of up to
+  // 96 bytes and their ids stay far below 2^32.
+  constexpr size_t kMaxWordCacheEntries = size_t{1} << 26;
+  if (options.word_cache_entries == 0 || options.word_cache_entries > kMaxWordCacheEntries) {
+    return Status::InvalidArgument("tokenizer option word_cache_entries must be 1 to " +
+                                   std::to_string(kMaxWordCacheEntries) + ", got " +
+                                   std::to_string(options.word_cache_entries));
   }
   return TokenizerJsonParser(origin, options).Load(json);
 }

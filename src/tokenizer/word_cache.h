@@ -6,8 +6,10 @@
 // kMaxWordBytes) keep their bytes in an arena. Memory is bounded: the table
 // starts small and doubles as it fills, up to room for max_entries; at that
 // limit it is cleared wholesale (cheap; real text refills the hot words at
-// once). At most about 100 bytes an entry: 32-byte slots at most 3/4 full,
-// the ids of multi-token words, the bytes of words over 16 bytes.
+// once). Memory: 32-byte slots, a power of two of them at most 3/4 full
+// (16 MiB for 262,144 words), plus the ids of multi-token words and the
+// bytes of words over 16 bytes in two arenas that keep their size when the
+// cache is emptied.
 // Not thread-safe: each encoding thread owns one (inside its BpeScratch).
 #pragma once
 

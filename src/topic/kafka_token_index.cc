@@ -85,13 +85,16 @@ Result<std::string> IndexUri(std::string_view uri) {
 
 // Reads index partition `p` of `index_uri` whole and chains its chunks.
 // Not an error: the index topic missing (topic_exists false).
-Result<IndexChain> LoadIndexChain(const std::string& index_uri, PartitionId p, const TopicConfig& config) {
+// wait_for_new_topic: a reader passes false (an index is made by a build
+// that has finished before anyone reads it: not worth Kafka's 1.5 s grace
+// for new topics at every open); a build passes true, since it has just
+// made sure the topic exists and must not take a broker's passing
+// "unknown topic" for an empty index (it would write the chunks again).
+Result<IndexChain> LoadIndexChain(const std::string& index_uri, PartitionId p, const TopicConfig& config,
+                                  bool wait_for_new_topic) {
   IndexChain chain;
   const std::string label = index_uri + " partition " + ToString(p);
-  // An index topic is made by a build that has finished before anyone
-  // reads it: not worth Kafka's 1.5 s grace for new topics at every open.
-  Result<std::unique_ptr<PartitionCursor>> opened =
-      OpenKafkaPartitionCursor(index_uri, p, config, /*wait_for_new_topic=*/false);
+  Result<std::unique_ptr<PartitionCursor>> opened = OpenKafkaPartitionCursor(index_uri, p, config, wait_for_new_topic);
   if (opened.status().IsNotFound()) return chain;
   if (opened.status().code() == StatusCode::kOutOfRange) {
     return Status::Corruption(label + ": the token index topic lacks this partition, which the data topic has " +
@@ -155,7 +158,7 @@ class KafkaTokenIndexReader final : public TokenIndexReader {
     // A topic whose name leaves no room for the suffix has no index.
     Result<std::string> index_uri = IndexUri(uri);
     if (!index_uri.ok()) return std::unique_ptr<TokenIndexReader>(std::move(r));
-    Result<IndexChain> chain = LoadIndexChain(*index_uri, partition, r->config_);
+    Result<IndexChain> chain = LoadIndexChain(*index_uri, partition, r->config_, /*wait_for_new_topic=*/false);
     if (!chain.ok()) {
       r->index_error_ = chain.status();  // reported by Read, after the offsets are checked
       return std::unique_ptr<TokenIndexReader>(std::move(r));
@@ -355,7 +358,11 @@ Result<std::vector<KafkaIndexBuild>> BuildKafkaTokenIndex(std::string_view uri, 
   for (int32_t pi = 0; pi < partitions; ++pi) {
     const PartitionId p(static_cast<uint32_t>(pi));
     const std::string label = parsed.ToString() + " partition " + ToString(p);
-    TF_ASSIGN_OR_RETURN(IndexChain chain, LoadIndexChain(index_uri, p, read_config));
+    TF_ASSIGN_OR_RETURN(IndexChain chain, LoadIndexChain(index_uri, p, read_config, /*wait_for_new_topic=*/true));
+    if (!chain.topic_exists) {
+      return Status::Unavailable(index_uri + " partition " + ToString(p) + ": the index topic, just described, "
+                                 "cannot be read: try again");
+    }
     TF_ASSIGN_OR_RETURN(std::unique_ptr<PartitionCursor> cursor, OpenKafkaPartitionCursor(uri, p, read_config));
     TF_ASSIGN_OR_RETURN(Offset low, cursor->StartOffset());
     TF_ASSIGN_OR_RETURN(Offset high, cursor->EndOffset());
