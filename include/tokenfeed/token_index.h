@@ -79,6 +79,26 @@ class TokenIndexReader {
 Result<std::unique_ptr<TokenIndexReader>> OpenTokenIndexReader(std::string_view uri, PartitionId partition,
                                                                const TopicConfig& config = {});
 
+// What a build of a Kafka topic's token index did for one partition.
+struct TokenIndexBuild {
+  PartitionId partition{0};
+  uint64_t chunks_written = 0;
+  uint64_t records_read = 0;  // data records read to write them
+  uint64_t covered = 0;       // the index covers offsets up to this one now
+};
+
+// Builds or extends the token index of a Kafka topic: its companion topic
+// TOPIC-token-index (docs/kafka.md "Token index"), created when missing,
+// gets chunks for every partition's records from where its index ends (or
+// the partition's start) up to the high watermark taken at the start. One
+// build per topic at a time. Errors: the data topic missing, an index topic
+// of another partition count, damaged chunks, an index that describes
+// offsets past a partition's end (the topic made again), TimedOut when the
+// records cannot be read within config.kafka_timeout (a transaction left
+// open blocks a read_committed reader); Unsupported for a log: URI (the log's
+// writer keeps TOKENS; opening a writer repairs it) or a build without Kafka.
+Result<std::vector<TokenIndexBuild>> BuildKafkaTokenIndex(std::string_view uri, const TopicConfig& config = {});
+
 // Whether the transport of `uri` can keep a token index (the log and, in a
 // build with Kafka, Kafka), so that ReadTokenIndex answers without reading
 // the records where it is built. False for a string that is not a topic URI.

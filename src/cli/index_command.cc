@@ -13,9 +13,6 @@
 
 #include "cli/command.h"
 #include "cli/topic_options.h"
-#ifdef TOKENFEED_HAS_KAFKA
-#include "topic/kafka_token_index.h"
-#endif
 #include "tokenfeed/token_index.h"
 #include "tokenfeed/topic.h"
 
@@ -45,16 +42,14 @@ CommandResult RunIndex(const std::string& uri, const KafkaCliOptions& kafka) {
   config.create_if_missing = false;
   std::vector<std::string> notes;
   if (*kind == topic::TopicKind::kKafka) {
-#ifdef TOKENFEED_HAS_KAFKA
-    TF_ASSIGN_OR_RETURN(std::vector<topic::KafkaIndexBuild> built, topic::BuildKafkaTokenIndex(uri, config));
+    TF_ASSIGN_OR_RETURN(std::vector<topic::TokenIndexBuild> built, topic::BuildKafkaTokenIndex(uri, config));
     uint64_t chunks = 0, records = 0;
-    for (const topic::KafkaIndexBuild& b : built) {
+    for (const topic::TokenIndexBuild& b : built) {
       chunks += b.chunks_written;
       records += b.records_read;
     }
     notes.push_back("read " + std::to_string(records) + " records past where the index ended and wrote " +
                     std::to_string(chunks) + " chunks to its index topic (the topic's name + \"-token-index\")");
-#endif
   } else {
     TF_ASSIGN_OR_RETURN(std::unique_ptr<topic::TopicWriter> writer, topic::OpenTopicWriter(uri, config));
     TF_RETURN_IF_ERROR(writer->Close());

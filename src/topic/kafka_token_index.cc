@@ -316,7 +316,7 @@ Result<std::unique_ptr<TokenIndexReader>> OpenKafkaTokenIndexReader(std::string_
   return KafkaTokenIndexReader::Open(uri, partition, config);
 }
 
-Result<std::vector<KafkaIndexBuild>> BuildKafkaTokenIndex(std::string_view uri, const WriterConfig& config) {
+Result<std::vector<TokenIndexBuild>> BuildKafkaIndexTopic(std::string_view uri, const TopicConfig& config) {
   kafka::KafkaUri parsed;
   TF_ASSIGN_OR_RETURN(kafka::ClientOptions client, KafkaClientOptionsFor(uri, config, &parsed));
   TF_ASSIGN_OR_RETURN(std::string index_uri, IndexUri(uri));
@@ -353,7 +353,7 @@ Result<std::vector<KafkaIndexBuild>> BuildKafkaTokenIndex(std::string_view uri, 
   TopicConfig read_config = config;
   read_config.read_pattern = ReadPattern::kSequential;
 
-  std::vector<KafkaIndexBuild> out;
+  std::vector<TokenIndexBuild> out;
   uint64_t token = 0;
   for (int32_t pi = 0; pi < partitions; ++pi) {
     const PartitionId p(static_cast<uint32_t>(pi));
@@ -381,7 +381,7 @@ Result<std::vector<KafkaIndexBuild>> BuildKafkaTokenIndex(std::string_view uri, 
       }
       from = chain.end;
     }
-    KafkaIndexBuild built;
+    TokenIndexBuild built;
     built.partition = p;
     std::vector<IndexChunkEntry> entries;
     uint64_t chunk_first = from;

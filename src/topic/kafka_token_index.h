@@ -33,23 +33,11 @@ std::string KafkaIndexTopicName(std::string_view topic);
 Result<std::unique_ptr<TokenIndexReader>> OpenKafkaTokenIndexReader(std::string_view uri, PartitionId partition,
                                                                     const TopicConfig& config);
 
-struct KafkaIndexBuild {
-  PartitionId partition{0};
-  uint64_t chunks_written = 0;
-  uint64_t records_read = 0;  // data records read to write them
-  uint64_t covered = 0;       // the index covers offsets up to this one now
-};
-
-// Creates the index topic when missing (the data topic's partition count
-// and replication factor) and appends chunks for every partition's offsets
-// from where its index ends (or the partition's start) to the high
-// watermark taken at the start. Errors: the data topic missing, an index
-// topic of another partition count, an index that ends before the
-// partition's start (retention removed the records after it: delete the
-// index topic and build it again), damaged chunks (as the reader), and
-// TimedOut when the records up to the high watermark cannot be read within
-// config.kafka_timeout (a transaction left open blocks a read_committed
-// reader).
-Result<std::vector<KafkaIndexBuild>> BuildKafkaTokenIndex(std::string_view uri, const WriterConfig& config);
+// tokenfeed::topic::BuildKafkaTokenIndex (tokenfeed/token_index.h): creates
+// the index topic when missing (the data topic's partition count and
+// replication factor, no retention) and appends chunks for every
+// partition's offsets from where its index ends (or the partition's start)
+// to the high watermark taken at the start.
+Result<std::vector<TokenIndexBuild>> BuildKafkaIndexTopic(std::string_view uri, const TopicConfig& config);
 
 }  // namespace tokenfeed::topic

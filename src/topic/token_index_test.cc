@@ -615,6 +615,11 @@ TEST_F(TokenIndexTest, TheIndexStopsWhenItDoesNotCoverTheOffsetsBeforeABatch) {
 TEST(TokenIndexTransportTest, BothTransportsKeepOneAndAnUnreachableBrokerIsNamed) {
   EXPECT_TRUE(HasTokenIndex("log:/data/t"));
   EXPECT_FALSE(HasTokenIndex("not a topic"));
+  // The build is Kafka's: a log topic's TOKENS is its writer's.
+  auto built = BuildKafkaTokenIndex("log:/data/t");
+  ASSERT_FALSE(built.ok());
+  EXPECT_EQ(built.status().code(), StatusCode::kUnsupported) << built.status().ToString();
+  EXPECT_NE(built.status().message().find("kept by its writer"), std::string::npos) << built.status().ToString();
   TopicConfig config;
   config.kafka_timeout = std::chrono::milliseconds(1500);
   auto read = ReadTokenIndex("kafka://127.0.0.1:1/t", PartitionId(0), std::vector<Offset>{Offset(0)}, config);
