@@ -83,6 +83,7 @@ Result<std::unique_ptr<TokenIndexReader>> OpenTokenIndexReader(std::string_view 
 struct TokenIndexBuild {
   PartitionId partition{0};
   uint64_t chunks_written = 0;
+  uint64_t summaries_written = 0;  // to TOPIC-token-summary: one per chunk
   uint64_t records_read = 0;  // data records read to write them
   uint64_t covered = 0;       // the index covers offsets up to this one now
 };

@@ -281,6 +281,94 @@ def test_a_damaged_chunk_is_reported_with_where_it_lies(kafka_broker, tmp_path):
         _run(uri, rank=0, world=1, batch=2, shards=2, epochs=1)
 
 
+def _delete_topic(bootstrap: str, topic: str) -> None:
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    for f in admin.delete_topics([topic]).values():
+        f.result(30)
+    deadline = time.monotonic() + 30
+    while topic in admin.list_topics(timeout=10).topics:
+        assert time.monotonic() < deadline, f"{topic} is still listed 30 s after its deletion"
+        time.sleep(0.2)
+
+
+def _summaries_note(out: str) -> tuple[int, int]:
+    m = re.search(r"wrote (\d+) chunks .* and (\d+) summaries", out)
+    assert m, out
+    return int(m.group(1)), int(m.group(2))
+
+
+def test_block_boundaries_come_from_the_summaries(kafka_broker, tmp_path):
+    """Blocks of a multiple of 64 records are read from TOPIC-token-summary alone (every rank reads it
+    whole, ~1/20 of the chunks); other blocks need the chunks. Lost summaries are made again from the
+    chunks without reading a record."""
+    write_jsonl(tmp_path / "docs.jsonl", _texts(3000, 9))
+    name = LocalKafka.new_topic("kidx-sum")
+    kafka = kafka_broker.uri(name)
+    log = f"log:{tmp_path}/topic"
+    for uri in (kafka, log):
+        run("ingest", "--tokenizer", deepseek(), "--input", tmp_path / "docs.jsonl", "--to", uri, "--partitions",
+            "2", "--add-eos", "--progress", "never", "--kafka-timeout-ms", "20000")
+    out = run("index", kafka, "--kafka-timeout-ms", "20000").stdout
+    assert _read_note(out) == 3000 and _summaries_note(out) == (2, 2), out
+    table = _index_table(out)
+    assert table == _index_table(run("index", log).stdout)
+
+    # The summaries lost: the next build writes them from the chunks, reading no record.
+    _delete_topic(kafka_broker.bootstrap, f"{name}-token-summary")
+    out = run("index", kafka, "--kafka-timeout-ms", "20000").stdout
+    assert _read_note(out) == 0 and _summaries_note(out) == (0, 2) and _index_table(out) == table, out
+    out = run("index", kafka, "--kafka-timeout-ms", "20000").stdout
+    assert _read_note(out) == 0 and _summaries_note(out) == (0, 0), out
+
+    # The chunks gone, the summaries answer blocks of 64 records: the log's rows, no record counted.
+    _delete_topic(kafka_broker.bootstrap, f"{name}-token-index")
+    total = 3000
+    for block in (64, 128):
+        k_rows, _, k_metrics = _run(kafka, rank=0, world=1, batch=4, shards=4, epochs=1, block_records=block)
+        l_rows, _, l_metrics = _run(log, rank=0, world=1, batch=4, shards=4, epochs=1, block_records=block)
+        assert k_rows == l_rows and len(k_rows) > 10
+        window = block * OPTS["window_blocks"]
+        assert abs(k_metrics["records_read"] - l_metrics["records_read"]) <= window, (block, k_metrics, l_metrics)
+    # Blocks of 16 records end inside the summaries' groups: without the chunks, the records are counted.
+    k_rows, _, k_metrics = _run(kafka, rank=0, world=1, batch=4, shards=4, epochs=1)
+    l_rows, _, l_metrics = _run(log, rank=0, world=1, batch=4, shards=4, epochs=1)
+    assert k_rows == l_rows and _counted_more(k_metrics, l_metrics, total), (k_metrics, l_metrics)
+    # Summaries without their chunks are not built on.
+    r = run("index", kafka, "--kafka-timeout-ms", "20000", check=False)
+    assert r.returncode == 1 and f"{name}-token-summary partition 0" in r.stderr, r.stderr
+    assert "do not follow the chunks" in r.stderr, r.stderr
+
+    # Records appended after the build are counted past the summaries' end.
+    values = read_values(kafka_broker.bootstrap, name, 2)
+    ck = confluent()
+    p = ck.Producer({"bootstrap.servers": kafka_broker.bootstrap})
+    for i in range(200):
+        p.produce(name, values[i % 2][i // 2], partition=i % 2)
+    p.flush(30)
+    before, _, m_before = _run(kafka, rank=0, world=1, batch=4, shards=4, epochs=1, block_records=64)
+    assert before != k_rows and m_before["records_read"] >= 200, m_before
+
+
+def test_a_damaged_summary_is_reported_with_where_it_lies(kafka_broker, tmp_path):
+    write_jsonl(tmp_path / "docs.jsonl", _texts(200, 4))
+    name = LocalKafka.new_topic("kidx-badsum")
+    uri = kafka_broker.uri(name)
+    run("ingest", "--tokenizer", deepseek(), "--input", tmp_path / "docs.jsonl", "--to", uri, "--partitions", "1",
+        "--add-eos", "--progress", "never", "--kafka-timeout-ms", "20000")
+    run("index", uri, "--kafka-timeout-ms", "20000")
+    ck = confluent()
+    p = ck.Producer({"bootstrap.servers": kafka_broker.bootstrap})
+    p.produce(f"{name}-token-summary", b"TFKS\x01\x00\x00\x00 not a summary", partition=0)
+    p.flush(30)
+    where = f"{name}-token-summary partition 0 offset 1"
+    r = run("index", uri, "--kafka-timeout-ms", "20000", check=False)
+    assert r.returncode == 1 and where in r.stderr and "token index summary" in r.stderr, r.stderr
+    with pytest.raises(Exception, match=re.escape(where)):
+        _run(uri, rank=0, world=1, batch=2, shards=2, epochs=1, block_records=64)
+
+
 def test_an_unreachable_broker_fails_the_build_naming_it():
     r = run("index", "kafka://127.0.0.1:1/t", "--kafka-timeout-ms", "2000", check=False, timeout=60)
     assert r.returncode != 0 and "127.0.0.1:1" in r.stderr, r.stderr

@@ -3,9 +3,10 @@
 // by opening the topic's writer for all partitions and closing it again, for
 // a topic written before the index existed or after a writer left it off; it
 // takes each partition's writer lock while it runs, so it fails while
-// another writer holds one. A Kafka topic's (its TOPIC-token-index topic,
-// docs/kafka.md "Token index"): by reading the records past where the index
-// ends and appending chunks for them; one such build per topic at a time.
+// another writer holds one. A Kafka topic's (its TOPIC-token-index and
+// TOPIC-token-summary topics, docs/kafka.md "Token index"): by reading the
+// records past where the index ends and appending chunks and their
+// summaries; one such build per topic at a time.
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -43,13 +44,15 @@ CommandResult RunIndex(const std::string& uri, const KafkaCliOptions& kafka) {
   std::vector<std::string> notes;
   if (*kind == topic::TopicKind::kKafka) {
     TF_ASSIGN_OR_RETURN(std::vector<topic::TokenIndexBuild> built, topic::BuildKafkaTokenIndex(uri, config));
-    uint64_t chunks = 0, records = 0;
+    uint64_t chunks = 0, summaries = 0, records = 0;
     for (const topic::TokenIndexBuild& b : built) {
       chunks += b.chunks_written;
+      summaries += b.summaries_written;
       records += b.records_read;
     }
     notes.push_back("read " + std::to_string(records) + " records past where the index ended and wrote " +
-                    std::to_string(chunks) + " chunks to its index topic (the topic's name + \"-token-index\")");
+                    std::to_string(chunks) + " chunks to its index topic (the topic's name + \"-token-index\") and " +
+                    std::to_string(summaries) + " summaries to its summary topic (+ \"-token-summary\")");
   } else {
     TF_ASSIGN_OR_RETURN(std::unique_ptr<topic::TopicWriter> writer, topic::OpenTopicWriter(uri, config));
     TF_RETURN_IF_ERROR(writer->Close());
@@ -93,7 +96,7 @@ CommandRunner AddIndexCommand(CLI::App& app) {
   auto kafka = std::make_shared<KafkaCliOptions>();
   CLI::App* cmd = app.add_subcommand(
       "index", "Build or repair the token index of every partition of a topic (log: TOKENS; Kafka: a "
-               "TOPIC-token-index topic)");
+               "TOPIC-token-index and TOPIC-token-summary topics)");
   cmd->add_option("uri", *uri, "log:DIR/TOPIC or kafka://HOST:PORT/TOPIC")->required();
   AddKafkaOptions(cmd, kafka.get(), /*writing=*/false);
   return [uri, kafka] { return RunIndex(*uri, *kafka); };

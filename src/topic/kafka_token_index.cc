@@ -9,6 +9,7 @@
 #include "kafka/kafka_uri.h"
 #include "kafka/producer.h"
 #include "topic/kafka_index_chunk.h"
+#include "topic/kafka_index_summary.h"
 #include "topic/kafka_topic.h"
 #include "topic/token_index_file.h"
 
@@ -52,8 +53,30 @@ Status ReadRange(PartitionCursor& cursor, uint64_t from, uint64_t before, millis
   return Status::OK();
 }
 
-// One chunk kept in memory: where its offsets lie, the records and ids
-// before it in the chain, and its bytes (parsed again, cheaply, to walk).
+// The two kinds of index record: per-record chunks, and the summaries of
+// groups of offsets (kafka_index_summary.h), each in its own topic.
+enum class IndexKind { kChunks, kSummaries };
+
+const char* KindName(IndexKind kind) { return kind == IndexKind::kChunks ? "chunk" : "summary"; }
+
+// What the chain needs of a record of either kind.
+struct RecordHeader {
+  uint32_t partition = 0;
+  uint64_t first = 0, end = 0;
+  uint64_t records = 0, tokens = 0;
+};
+
+Result<RecordHeader> ParseHeader(IndexKind kind, std::span<const uint8_t> bytes) {
+  if (kind == IndexKind::kChunks) {
+    TF_ASSIGN_OR_RETURN(IndexChunkView c, ParseIndexChunk(bytes));
+    return RecordHeader{c.partition, c.first, c.end, c.records, c.tokens};
+  }
+  TF_ASSIGN_OR_RETURN(IndexSummaryView v, ParseIndexSummary(bytes));
+  return RecordHeader{v.partition, v.first, v.end, v.records, v.tokens};
+}
+
+// One index record kept in memory: where its offsets lie, the records and
+// ids before it in the chain, and its bytes (parsed again, cheaply, to walk).
 struct Chunk {
   uint64_t first = 0, end = 0;
   uint64_t records_before = 0, tokens_before = 0;
@@ -65,8 +88,13 @@ IndexChunkView ViewOf(const Chunk& c) {
   return ParseIndexChunk(Bytes(c.bytes)).value();
 }
 
-// A partition's index: its chunks, chained (each starts where the one
-// before ends), from `start` to `end`.
+IndexSummaryView SummaryOf(const Chunk& c) {
+  // Parsed when loaded: cannot fail now.
+  return ParseIndexSummary(Bytes(c.bytes)).value();
+}
+
+// A partition's index of one kind: its records, chained (each starts where
+// the one before ends), from `start` to `end`.
 struct IndexChain {
   bool topic_exists = false;
   std::vector<Chunk> chunks;
@@ -74,16 +102,17 @@ struct IndexChain {
   uint64_t records = 0, tokens = 0;  // over the whole chain
 };
 
-Result<std::string> IndexUri(std::string_view uri) {
+// The topic that holds a topic's index records of `kind`.
+Result<std::string> IndexUri(std::string_view uri, IndexKind kind) {
   TF_ASSIGN_OR_RETURN(kafka::KafkaUri parsed, kafka::ParseKafkaUri(uri));
-  parsed.topic = KafkaIndexTopicName(parsed.topic);
+  parsed.topic = kind == IndexKind::kChunks ? KafkaIndexTopicName(parsed.topic) : KafkaSummaryTopicName(parsed.topic);
   TF_RETURN_IF_ERROR(kafka::ValidateTopicName(parsed.topic)
                          .WithContext("the token index topic of " + std::string(uri) + " would be named '" +
                                       parsed.topic + "'"));
   return parsed.ToString();
 }
 
-// Reads index partition `p` of `index_uri` whole and chains its chunks.
+// Reads index partition `p` of `index_uri` whole and chains its records.
 // Not an error: the index topic missing (topic_exists false).
 // wait_for_new_topic: a reader passes false (an index is made by a build
 // that has finished before anyone reads it: not worth Kafka's 1.5 s grace
@@ -91,14 +120,14 @@ Result<std::string> IndexUri(std::string_view uri) {
 // made sure the topic exists and must not take a broker's passing
 // "unknown topic" for an empty index (it would write the chunks again).
 Result<IndexChain> LoadIndexChain(const std::string& index_uri, PartitionId p, const TopicConfig& config,
-                                  bool wait_for_new_topic) {
+                                  bool wait_for_new_topic, IndexKind kind) {
   IndexChain chain;
   const std::string label = index_uri + " partition " + ToString(p);
   Result<std::unique_ptr<PartitionCursor>> opened = OpenKafkaPartitionCursor(index_uri, p, config, wait_for_new_topic);
   if (opened.status().IsNotFound()) return chain;
   if (opened.status().code() == StatusCode::kOutOfRange) {
     return Status::Corruption(label + ": the token index topic lacks this partition, which the data topic has " +
-                              "(its partition counts differ): delete the index topic and run `tokenfeed index` "
+                              "(its partition counts differ): delete the index topics and run `tokenfeed index` "
                               "again");
   }
   TF_RETURN_IF_ERROR(opened.status());
@@ -106,21 +135,23 @@ Result<IndexChain> LoadIndexChain(const std::string& index_uri, PartitionId p, c
   std::unique_ptr<PartitionCursor> cursor = std::move(opened).value();
   TF_ASSIGN_OR_RETURN(Offset low, cursor->StartOffset());
   TF_ASSIGN_OR_RETURN(Offset high, cursor->EndOffset());
+  const char* what = KindName(kind);
   TF_RETURN_IF_ERROR(ReadRange(*cursor, low.value(), high.value(), config.kafka_timeout, label,
                                [&](const StoredRecordView& r) -> Status {
     const std::string where = label + " offset " + ToString(r.offset);
-    Result<IndexChunkView> parsed = ParseIndexChunk(r.bytes);
+    Result<RecordHeader> parsed = ParseHeader(kind, r.bytes);
     if (!parsed.ok()) return parsed.status().WithContext(where);
-    const IndexChunkView& c = *parsed;
+    const RecordHeader& c = *parsed;
     if (c.partition != p.value()) {
-      return Status::Corruption(where + ": the chunk describes data partition " + Num(c.partition) +
+      return Status::Corruption(where + ": the " + what + " describes data partition " + Num(c.partition) +
                                 ", not " + ToString(p));
     }
     if (!chain.chunks.empty() && c.first != chain.end) {
       if (c.first < chain.end && c.end <= chain.end) return Status::OK();  // written again: already covered
-      return Status::Corruption(where + ": the chunk covers offsets [" + Num(c.first) + ", " + Num(c.end) +
-                                ") but the chunks before it end at offset " + Num(chain.end) +
-                                " (two builds ran at once?): delete the index topic and run `tokenfeed index` again");
+      return Status::Corruption(where + ": the " + what + " covers offsets [" + Num(c.first) + ", " + Num(c.end) +
+                                ") but the " + what + "s before it end at offset " + Num(chain.end) +
+                                " (two builds ran at once?): delete the index topics and run `tokenfeed index` "
+                                "again");
     }
     if (chain.chunks.empty()) chain.start = c.first;
     Chunk k;
@@ -130,7 +161,7 @@ Result<IndexChain> LoadIndexChain(const std::string& index_uri, PartitionId p, c
     k.tokens_before = chain.tokens;
     k.bytes.assign(reinterpret_cast<const char*>(r.bytes.data()), r.bytes.size());
     if (__builtin_add_overflow(chain.tokens, c.tokens, &chain.tokens)) {
-      return Status::Corruption(where + ": the chunks' token ids pass 2^64");
+      return Status::Corruption(where + ": the " + what + "s' token ids pass 2^64");
     }
     chain.records += c.records;
     chain.end = c.end;
@@ -142,8 +173,9 @@ Result<IndexChain> LoadIndexChain(const std::string& index_uri, PartitionId p, c
 
 class KafkaTokenIndexReader final : public TokenIndexReader {
  public:
-  static Result<std::unique_ptr<TokenIndexReader>> Open(std::string_view uri, PartitionId partition,
-                                                        const TopicConfig& config) {
+  // Opens the data partition and loads its index of `kind`.
+  static Result<std::unique_ptr<KafkaTokenIndexReader>> Open(std::string_view uri, PartitionId partition,
+                                                             const TopicConfig& config, IndexKind kind) {
     auto r = std::unique_ptr<KafkaTokenIndexReader>(new KafkaTokenIndexReader());
     r->uri_ = std::string(uri);
     r->config_ = config;
@@ -155,29 +187,64 @@ class KafkaTokenIndexReader final : public TokenIndexReader {
     TF_ASSIGN_OR_RETURN(Offset end, r->cursor_->EndOffset());
     r->start_ = start.value();
     r->end_ = end.value();
+    r->Load(kind);
+    return r;
+  }
+
+  // Loads the index of `kind` in place of the one loaded before. What
+  // cannot be read is kept in index_error_ (reported by Read, after the
+  // offsets are checked).
+  void Load(IndexKind kind) {
+    kind_ = kind;
+    chain_ = IndexChain{};
+    index_error_ = Status::OK();
     // A topic whose name leaves no room for the suffix has no index.
-    Result<std::string> index_uri = IndexUri(uri);
-    if (!index_uri.ok()) return std::unique_ptr<TokenIndexReader>(std::move(r));
-    Result<IndexChain> chain = LoadIndexChain(*index_uri, partition, r->config_, /*wait_for_new_topic=*/false);
+    Result<std::string> index_uri = IndexUri(uri_, kind);
+    if (!index_uri.ok()) return;
+    Result<IndexChain> chain = LoadIndexChain(*index_uri, partition_, config_, /*wait_for_new_topic=*/false, kind);
     if (!chain.ok()) {
-      r->index_error_ = chain.status();  // reported by Read, after the offsets are checked
-      return std::unique_ptr<TokenIndexReader>(std::move(r));
+      index_error_ = chain.status();
+      return;
     }
-    r->chain_ = std::move(chain).value();
-    if (!r->chain_.chunks.empty() && r->chain_.end > r->end_) {
+    chain_ = std::move(chain).value();
+    if (!chain_.chunks.empty() && chain_.end > end_) {
       // Offsets the partition does not hold: the topic was deleted and made
       // again (offsets start over), and the index kept.
-      r->index_error_ = Status::Corruption(
-          *index_uri + " partition " + ToString(partition) + ": the token index describes offsets up to " +
-          Num(r->chain_.end) + ", past the partition's end offset " + Num(r->end_) + " (was " + r->uri_ +
-          " deleted and created again?): delete the index topic and run `tokenfeed index` again");
-      return std::unique_ptr<TokenIndexReader>(std::move(r));
+      index_error_ = Status::Corruption(
+          *index_uri + " partition " + ToString(partition_) + ": the token index describes offsets up to " +
+          Num(chain_.end) + ", past the partition's end offset " + Num(end_) + " (was " + uri_ +
+          " deleted and created again?): delete the index topics and run `tokenfeed index` again");
+      return;
     }
     // An index that starts after the partition's start says nothing of the
     // records before it, and one that ends before it (retention removed the
     // records it covers) nothing of those after: count them all.
-    if (r->chain_.chunks.empty() || r->chain_.start > r->start_ || r->chain_.end < r->start_) r->chain_ = IndexChain{};
-    return std::unique_ptr<TokenIndexReader>(std::move(r));
+    if (chain_.chunks.empty() || chain_.start > start_ || chain_.end < start_) chain_ = IndexChain{};
+  }
+
+  // Whether the summaries loaded answer every offset of `offsets` (and the
+  // partition's start) without the chunks: each is past what they cover
+  // (counted from the records), or a multiple of a summary's group, or a
+  // summary's first or end offset. False where summaries are not loaded or
+  // there are none. True for summaries that cannot be read (damaged, of a
+  // topic made again): Read reports why, as it does for chunks.
+  bool SummariesAnswer(std::span<const Offset> offsets) const {
+    if (kind_ != IndexKind::kSummaries) return false;
+    if (!index_error_.ok()) return true;
+    if (chain_.chunks.empty()) return false;
+    auto answers = [&](uint64_t o) {
+      if (o >= chain_.end) return true;
+      auto it = std::upper_bound(chain_.chunks.begin(), chain_.chunks.end(), o,
+                                 [](uint64_t v, const Chunk& c) { return v < c.first; });
+      if (it == chain_.chunks.begin()) return false;
+      const Chunk& c = *(it - 1);
+      return o == c.first || o % SummaryOf(c).group == 0;
+    };
+    if (!answers(start_)) return false;
+    for (const Offset o : offsets) {
+      if (o.value() < start_ || o.value() > end_ || !answers(o.value())) return false;
+    }
+    return true;
   }
 
   uint64_t covered() const override { return chain_.chunks.empty() ? 0 : chain_.end; }
@@ -242,12 +309,17 @@ class KafkaTokenIndexReader final : public TokenIndexReader {
     std::optional<IndexChunkView> view;
     std::optional<IndexChunkWalker> walker;
     std::optional<IndexChunkEntry> pending;  // read from the walker, at or past the last offset asked
+    std::optional<IndexSummaryView> summary;  // the same for summaries
+    std::optional<IndexSummaryWalker> groups;
+    std::optional<IndexSummaryGroup> pending_group;
     IndexPoint point;                        // the chain's count before the walker's position
   };
 
-  // The chain's records and ids at offsets [chain start, o), for o within it.
+  // The chain's records and ids at offsets [chain start, o), for o within it
+  // (and, for summaries, an offset SummariesAnswer accepts).
   Result<IndexPoint> At(uint64_t o, Walk* w) {
     if (o == chain_.end) return IndexPoint{chain_.records, chain_.tokens};
+    if (kind_ == IndexKind::kSummaries) return SummaryAt(o, w);
     // The chunk holding o: the last that starts at or before it.
     auto it = std::upper_bound(chain_.chunks.begin(), chain_.chunks.end(), o,
                                [](uint64_t v, const Chunk& c) { return v < c.first; });
@@ -270,6 +342,40 @@ class KafkaTokenIndexReader final : public TokenIndexReader {
       w->point.records += 1;
       w->point.tokens += w->pending->tokens;
       w->pending.reset();
+    }
+    return w->point;
+  }
+
+  // At() over summaries: the groups before o, o being a group boundary.
+  Result<IndexPoint> SummaryAt(uint64_t o, Walk* w) {
+    auto it = std::upper_bound(chain_.chunks.begin(), chain_.chunks.end(), o,
+                               [](uint64_t v, const Chunk& c) { return v < c.first; });
+    const size_t k = static_cast<size_t>(it - chain_.chunks.begin()) - 1;  // o >= chain start
+    const Chunk& c = chain_.chunks[k];
+    if (w->chunk != k) {
+      w->chunk = k;
+      w->summary = SummaryOf(c);
+      w->groups.emplace(*w->summary);
+      w->pending_group.reset();
+      w->point = {c.records_before, c.tokens_before};
+    }
+    while (true) {
+      if (!w->pending_group) {
+        IndexSummaryGroup g;
+        if (!w->groups->Next(&g)) break;
+        w->pending_group = g;
+      }
+      if (w->pending_group->end > o) {
+        if (w->pending_group->first < o) {
+          return Status::Internal(label_ + ": offset " + Num(o) + " lies inside a group of the token index's " +
+                                  "summary [" + Num(w->pending_group->first) + ", " + Num(w->pending_group->end) +
+                                  ")");
+        }
+        break;
+      }
+      w->point.records += w->pending_group->records;
+      w->point.tokens += w->pending_group->tokens;
+      w->pending_group.reset();
     }
     return w->point;
   }
@@ -303,6 +409,7 @@ class KafkaTokenIndexReader final : public TokenIndexReader {
   std::string label_;
   std::unique_ptr<PartitionCursor> cursor_;  // the data partition: its range, and the records past the index
   uint64_t start_ = 0, end_ = 0;
+  IndexKind kind_ = IndexKind::kChunks;
   IndexChain chain_;
   Status index_error_;
 };
@@ -311,45 +418,99 @@ class KafkaTokenIndexReader final : public TokenIndexReader {
 
 std::string KafkaIndexTopicName(std::string_view topic) { return std::string(topic) + "-token-index"; }
 
+std::string KafkaSummaryTopicName(std::string_view topic) { return std::string(topic) + "-token-summary"; }
+
 Result<std::unique_ptr<TokenIndexReader>> OpenKafkaTokenIndexReader(std::string_view uri, PartitionId partition,
                                                                     const TopicConfig& config) {
-  return KafkaTokenIndexReader::Open(uri, partition, config);
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<KafkaTokenIndexReader> r,
+                      KafkaTokenIndexReader::Open(uri, partition, config, IndexKind::kChunks));
+  return std::unique_ptr<TokenIndexReader>(std::move(r));
 }
+
+Result<TokenIndexRead> ReadKafkaTokenIndex(std::string_view uri, PartitionId partition,
+                                           std::span<const Offset> offsets, const TopicConfig& config) {
+  TF_ASSIGN_OR_RETURN(std::unique_ptr<KafkaTokenIndexReader> r,
+                      KafkaTokenIndexReader::Open(uri, partition, config, IndexKind::kSummaries));
+  if (!r->SummariesAnswer(offsets)) r->Load(IndexKind::kChunks);
+  return r->Read(offsets);
+}
+
+namespace {
+
+// Makes sure the index topic of `kind` exists, with `partitions`
+// partitions, and returns a producer for it.
+Result<std::unique_ptr<kafka::Producer>> OpenIndexTopic(kafka::AdminClient& admin, const kafka::ClientOptions& client,
+                                                         const std::string& topic, const std::string& label,
+                                                         int32_t partitions, size_t replicas,
+                                                         const std::string& data_uri) {
+  // As many partitions, kept as long as the data (records are never
+  // deleted by time or size; deleting the topic drops the index).
+  kafka::TopicSpec spec;
+  spec.name = topic;
+  spec.partitions = partitions;
+  spec.replication_factor = static_cast<int16_t>(replicas);
+  spec.configs = {{"retention.ms", "-1"}, {"retention.bytes", "-1"}, {"cleanup.policy", "delete"}};
+  Status created = admin.CreateTopic(spec);
+  if (!created.ok() && created.code() != StatusCode::kAlreadyExists) {
+    return created.WithContext("creating the token index topic " + label);
+  }
+  TF_ASSIGN_OR_RETURN(kafka::TopicInfo info, admin.DescribeTopic(topic));
+  if (static_cast<int32_t>(info.partitions.size()) != partitions) {
+    return Status::InvalidArgument(label + " has " + Num(info.partitions.size()) + " partitions but " + data_uri +
+                                   " has " + Num(static_cast<uint64_t>(partitions)) +
+                                   ": delete the index topics and run `tokenfeed index` again");
+  }
+  kafka::ProducerOptions po;
+  static_cast<kafka::ClientOptions&>(po) = client;
+  po.topic = topic;
+  TF_RETURN_IF_ERROR(ApplyWriterSettings(&po.config));
+  return kafka::Producer::Open(po);
+}
+
+// Waits for what `producer` was given and reports the first failure.
+Status FlushIndex(kafka::Producer& producer, const TopicConfig& config, const std::string& label) {
+  std::vector<kafka::Delivery> deliveries;
+  TF_RETURN_IF_ERROR(producer.Flush(config.kafka_timeout, &deliveries));
+  for (const kafka::Delivery& d : deliveries) {
+    if (!d.status.ok()) return d.status.WithContext(label);
+  }
+  return Status::OK();
+}
+
+// The summaries the chunks of `chain` from offset `from` on lack.
+Result<std::vector<std::string>> SummariesOf(const IndexChain& chain, uint64_t from, PartitionId p) {
+  std::vector<std::string> out;
+  std::vector<IndexChunkEntry> entries;
+  for (const Chunk& c : chain.chunks) {
+    if (c.first < from) continue;
+    const IndexChunkView view = ViewOf(c);
+    IndexChunkWalker walker(view);
+    entries.clear();
+    IndexChunkEntry e;
+    while (walker.Next(&e)) entries.push_back(e);
+    TF_ASSIGN_OR_RETURN(std::string bytes, EncodeIndexSummary(p.value(), kIndexSummaryGroup, c.first, c.end, entries));
+    out.push_back(std::move(bytes));
+  }
+  return out;
+}
+
+}  // namespace
 
 Result<std::vector<TokenIndexBuild>> BuildKafkaIndexTopic(std::string_view uri, const TopicConfig& config) {
   kafka::KafkaUri parsed;
   TF_ASSIGN_OR_RETURN(kafka::ClientOptions client, KafkaClientOptionsFor(uri, config, &parsed));
-  TF_ASSIGN_OR_RETURN(std::string index_uri, IndexUri(uri));
-  const std::string index_topic = KafkaIndexTopicName(parsed.topic);
+  TF_ASSIGN_OR_RETURN(std::string index_uri, IndexUri(uri, IndexKind::kChunks));
+  TF_ASSIGN_OR_RETURN(std::string summary_uri, IndexUri(uri, IndexKind::kSummaries));
   TF_ASSIGN_OR_RETURN(auto admin, kafka::AdminClient::Open(client));
   TF_ASSIGN_OR_RETURN(kafka::TopicInfo data, admin->DescribeTopic(parsed.topic));
   const auto partitions = static_cast<int32_t>(data.partitions.size());
   size_t replicas = 1;
   for (const kafka::PartitionInfo& p : data.partitions) replicas = std::max(replicas, p.replicas.size());
-
-  // The index topic: as many partitions, kept as long as the data (chunks
-  // are never deleted by time or size; deleting the topic drops the index).
-  kafka::TopicSpec spec;
-  spec.name = index_topic;
-  spec.partitions = partitions;
-  spec.replication_factor = static_cast<int16_t>(replicas);
-  spec.configs = {{"retention.ms", "-1"}, {"retention.bytes", "-1"}, {"cleanup.policy", "delete"}};
-  Status created = admin->CreateTopic(spec);
-  if (!created.ok() && created.code() != StatusCode::kAlreadyExists) {
-    return created.WithContext("creating the token index topic " + index_uri);
-  }
-  TF_ASSIGN_OR_RETURN(kafka::TopicInfo index_info, admin->DescribeTopic(index_topic));
-  if (static_cast<int32_t>(index_info.partitions.size()) != partitions) {
-    return Status::InvalidArgument(index_uri + " has " + Num(index_info.partitions.size()) + " partitions but " +
-                                   parsed.ToString() + " has " + Num(static_cast<uint64_t>(partitions)) +
-                                   ": delete the index topic and run `tokenfeed index` again");
-  }
-
-  kafka::ProducerOptions po;
-  static_cast<kafka::ClientOptions&>(po) = client;
-  po.topic = index_topic;
-  TF_RETURN_IF_ERROR(ApplyWriterSettings(&po.config));
-  TF_ASSIGN_OR_RETURN(auto producer, kafka::Producer::Open(po));
+  TF_ASSIGN_OR_RETURN(auto producer, OpenIndexTopic(*admin, client, KafkaIndexTopicName(parsed.topic), index_uri,
+                                                    partitions, replicas, parsed.ToString()));
+  TF_ASSIGN_OR_RETURN(auto summary_producer,
+                      OpenIndexTopic(*admin, client, KafkaSummaryTopicName(parsed.topic), summary_uri, partitions,
+                                     replicas, parsed.ToString()));
   TopicConfig read_config = config;
   read_config.read_pattern = ReadPattern::kSequential;
 
@@ -358,10 +519,13 @@ Result<std::vector<TokenIndexBuild>> BuildKafkaIndexTopic(std::string_view uri, 
   for (int32_t pi = 0; pi < partitions; ++pi) {
     const PartitionId p(static_cast<uint32_t>(pi));
     const std::string label = parsed.ToString() + " partition " + ToString(p);
-    TF_ASSIGN_OR_RETURN(IndexChain chain, LoadIndexChain(index_uri, p, read_config, /*wait_for_new_topic=*/true));
-    if (!chain.topic_exists) {
-      return Status::Unavailable(index_uri + " partition " + ToString(p) + ": the index topic, just described, "
-                                 "cannot be read: try again");
+    TF_ASSIGN_OR_RETURN(IndexChain chain,
+                        LoadIndexChain(index_uri, p, read_config, /*wait_for_new_topic=*/true, IndexKind::kChunks));
+    TF_ASSIGN_OR_RETURN(IndexChain summaries, LoadIndexChain(summary_uri, p, read_config,
+                                                             /*wait_for_new_topic=*/true, IndexKind::kSummaries));
+    if (!chain.topic_exists || !summaries.topic_exists) {
+      return Status::Unavailable(parsed.ToString() + " partition " + ToString(p) + ": an index topic, just " +
+                                 "described, cannot be read: try again");
     }
     TF_ASSIGN_OR_RETURN(std::unique_ptr<PartitionCursor> cursor, OpenKafkaPartitionCursor(uri, p, read_config));
     TF_ASSIGN_OR_RETURN(Offset low, cursor->StartOffset());
@@ -371,23 +535,42 @@ Result<std::vector<TokenIndexBuild>> BuildKafkaIndexTopic(std::string_view uri, 
       if (chain.end > high.value()) {
         return Status::Corruption(label + ": its token index describes offsets up to " + Num(chain.end) +
                                   ", past the partition's end offset " + ToString(high) + " (was the topic " +
-                                  "deleted and created again?): delete " + index_uri + " and run `tokenfeed index` "
-                                  "again");
+                                  "deleted and created again?): delete " + index_uri + " and " + summary_uri +
+                                  " and run `tokenfeed index` again");
       }
       if (chain.start > low.value()) {
         return Status::InvalidArgument(label + ": its token index starts at offset " + Num(chain.start) +
                                        ", after the partition's first offset " + ToString(low) +
-                                       ": delete " + index_uri + " and run `tokenfeed index` again");
+                                       ": delete " + index_uri + " and " + summary_uri +
+                                       " and run `tokenfeed index` again");
       }
       from = chain.end;
     }
+    // The summaries follow the chunks one for one and are written after
+    // them: they may lack the last chunks' (a build that stopped between
+    // the two), never describe more.
+    const bool summaries_fit =
+        summaries.chunks.empty() ||
+        (!chain.chunks.empty() && summaries.start == chain.start && summaries.end <= chain.end &&
+         std::any_of(chain.chunks.begin(), chain.chunks.end(), [&](const Chunk& c) { return c.end == summaries.end; }));
+    if (!summaries_fit) {
+      return Status::Corruption(summary_uri + " partition " + ToString(p) + ": its summaries cover offsets [" +
+                                Num(summaries.start) + ", " + Num(summaries.end) + "), which do not follow the " +
+                                "chunks of " + index_uri + " (" + Num(chain.start) + " to " + Num(chain.end) +
+                                "): delete both index topics and run `tokenfeed index` again");
+    }
+    TF_ASSIGN_OR_RETURN(std::vector<std::string> pending_summaries,
+                        SummariesOf(chain, summaries.chunks.empty() ? 0 : summaries.end, p));
     TokenIndexBuild built;
     built.partition = p;
     std::vector<IndexChunkEntry> entries;
     uint64_t chunk_first = from;
     auto emit = [&](uint64_t end) -> Status {
       TF_ASSIGN_OR_RETURN(std::string bytes, EncodeIndexChunk(p.value(), chunk_first, end, entries));
+      TF_ASSIGN_OR_RETURN(std::string summary,
+                          EncodeIndexSummary(p.value(), kIndexSummaryGroup, chunk_first, end, entries));
       TF_RETURN_IF_ERROR(producer->Produce(pi, std::string_view(), bytes, token++));
+      pending_summaries.push_back(std::move(summary));
       built.chunks_written += 1;
       entries.clear();
       chunk_first = end;
@@ -408,11 +591,15 @@ Result<std::vector<TokenIndexBuild>> BuildKafkaIndexTopic(std::string_view uri, 
     }));
     if (chunk_first < high.value()) TF_RETURN_IF_ERROR(emit(high.value()));
     built.covered = std::max(chain.end, high.value());
-    std::vector<kafka::Delivery> deliveries;
-    TF_RETURN_IF_ERROR(producer->Flush(config.kafka_timeout, &deliveries));
-    for (const kafka::Delivery& d : deliveries) {
-      if (!d.status.ok()) return d.status.WithContext(index_uri + " partition " + ToString(p) + ": writing a chunk");
+    TF_RETURN_IF_ERROR(FlushIndex(*producer, config, index_uri + " partition " + ToString(p) + ": writing a chunk"));
+    // Only now, with the chunks written: a summary never describes offsets
+    // the chunks do not.
+    for (const std::string& summary : pending_summaries) {
+      TF_RETURN_IF_ERROR(summary_producer->Produce(pi, std::string_view(), summary, token++));
+      built.summaries_written += 1;
     }
+    TF_RETURN_IF_ERROR(
+        FlushIndex(*summary_producer, config, summary_uri + " partition " + ToString(p) + ": writing a summary"));
     out.push_back(built);
   }
   return out;

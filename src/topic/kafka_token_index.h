@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,8 +31,19 @@ namespace tokenfeed::topic {
 // TOPIC-token-index: the index of topic TOPIC.
 std::string KafkaIndexTopicName(std::string_view topic);
 
+// TOPIC-token-summary: the summaries of that index (kafka_index_summary.h),
+// one per chunk, with the same partitions.
+std::string KafkaSummaryTopicName(std::string_view topic);
+
+// A reader kept open (replay: every record's length): the chunks.
 Result<std::unique_ptr<TokenIndexReader>> OpenKafkaTokenIndexReader(std::string_view uri, PartitionId partition,
                                                                     const TopicConfig& config);
+
+// tokenfeed::topic::ReadTokenIndex for Kafka: from the summaries where they
+// answer every offset asked (a loader's block boundaries, with blocks of a
+// multiple of kIndexSummaryGroup records), else from the chunks.
+Result<TokenIndexRead> ReadKafkaTokenIndex(std::string_view uri, PartitionId partition,
+                                           std::span<const Offset> offsets, const TopicConfig& config);
 
 // tokenfeed::topic::BuildKafkaTokenIndex (tokenfeed/token_index.h): creates
 // the index topic when missing (the data topic's partition count and

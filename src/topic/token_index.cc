@@ -236,6 +236,10 @@ Result<TokenIndexRead> LogTokenIndexReader::Read(std::span<const Offset> offsets
 
 Result<TokenIndexRead> ReadTokenIndex(std::string_view uri, PartitionId partition, std::span<const Offset> offsets,
                                       const TopicConfig& config) {
+#ifdef TOKENFEED_HAS_KAFKA
+  TF_ASSIGN_OR_RETURN(TopicKind kind, KindOf(uri));
+  if (kind == TopicKind::kKafka) return ReadKafkaTokenIndex(uri, partition, offsets, config);
+#endif
   TF_ASSIGN_OR_RETURN(std::unique_ptr<TokenIndexReader> reader, OpenTokenIndexReader(uri, partition, config));
   return reader->Read(offsets);
 }
