@@ -16,7 +16,7 @@ replay started, the steps counted past, and the wall time of the command
 in turns with the indexed run: the steps counted past then read their
 windows' records instead of the index. On the embedded log the index is
 moved aside (partition-*/TOKENS renamed, and renamed back at the end, also on
-an error); on Kafka the TOPIC-token-index topic is deleted, and built again
+an error); on Kafka the TOPIC-token-index and TOPIC-token-summary topics are deleted, and built again
 with `tokenfeed index` after the run (the build's time is printed too).
 
 docs/replay.md, "How it works, and what it costs".
@@ -60,12 +60,14 @@ def kafka_index_aside(uri: str, cli: str):
 
     bootstrap, topic = uri[len("kafka://"):].split("/", 1)
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    for f in admin.delete_topics([f"{topic}-token-index"]).values():
+    index_topics = [f"{topic}-token-index", f"{topic}-token-summary"]
+    present = [t for t in index_topics if t in admin.list_topics(timeout=10).topics]
+    for f in (admin.delete_topics(present).values() if present else []):
         f.result(60)
     deadline = time.monotonic() + 60
-    while f"{topic}-token-index" in admin.list_topics(timeout=10).topics:
+    while any(t in admin.list_topics(timeout=10).topics for t in index_topics):
         if time.monotonic() > deadline:
-            raise SystemExit("the index topic is still there a minute after its deletion")
+            raise SystemExit("an index topic is still there a minute after its deletion")
         time.sleep(0.2)
     try:
         yield
