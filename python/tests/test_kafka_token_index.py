@@ -351,6 +351,45 @@ def test_block_boundaries_come_from_the_summaries(kafka_broker, tmp_path):
     assert before != k_rows and m_before["records_read"] >= 200, m_before
 
 
+def test_summaries_that_lag_the_chunks_give_way_to_them(kafka_broker, tmp_path):
+    """A build that stopped between its chunks and their summaries: a read past the summaries' end takes
+    the chunks (reading no record), not the records; the next build writes the missing summaries."""
+    ck = confluent()
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    write_jsonl(tmp_path / "docs.jsonl", _texts(600, 3))
+    name = LocalKafka.new_topic("kidx-lag")
+    uri = kafka_broker.uri(name)
+    run("ingest", "--tokenizer", deepseek(), "--input", tmp_path / "docs.jsonl", "--to", uri, "--partitions", "1",
+        "--add-eos", "--progress", "never", "--kafka-timeout-ms", "20000")
+    run("index", uri, "--kafka-timeout-ms", "20000")
+    values = read_values(kafka_broker.bootstrap, name, 1)[0]
+    p = ck.Producer({"bootstrap.servers": kafka_broker.bootstrap})
+    for v in values[:300]:
+        p.produce(name, v, partition=0)
+    p.flush(30)
+    out = run("index", uri, "--kafka-timeout-ms", "20000").stdout
+    assert _read_note(out) == 300 and _summaries_note(out) == (1, 1), out
+    opts = dict(rank=0, world=1, batch=2, shards=2, epochs=1, block_records=64)
+    whole, _, m_whole = _run(uri, **opts)
+
+    # The summaries as a stopped build left them: the first build's only.
+    summaries = read_values(kafka_broker.bootstrap, f"{name}-token-summary", 1)[0]
+    assert len(summaries) == 2
+    _delete_topic(kafka_broker.bootstrap, f"{name}-token-summary")
+    admin = AdminClient({"bootstrap.servers": kafka_broker.bootstrap})
+    for f in admin.create_topics([NewTopic(f"{name}-token-summary", 1, 1)]).values():
+        f.result(30)
+    p.produce(f"{name}-token-summary", summaries[0], partition=0)
+    p.flush(30)
+    lagging, _, m_lagging = _run(uri, **opts)
+    assert lagging == whole
+    window = 64 * OPTS["window_blocks"]
+    assert abs(m_lagging["records_read"] - m_whole["records_read"]) <= window, (m_lagging, m_whole)
+    out = run("index", uri, "--kafka-timeout-ms", "20000").stdout
+    assert _read_note(out) == 0 and _summaries_note(out) == (0, 1), out
+
+
 def test_a_damaged_summary_is_reported_with_where_it_lies(kafka_broker, tmp_path):
     write_jsonl(tmp_path / "docs.jsonl", _texts(200, 4))
     name = LocalKafka.new_topic("kidx-badsum")
@@ -365,6 +404,7 @@ def test_a_damaged_summary_is_reported_with_where_it_lies(kafka_broker, tmp_path
     where = f"{name}-token-summary partition 0 offset 1"
     r = run("index", uri, "--kafka-timeout-ms", "20000", check=False)
     assert r.returncode == 1 and where in r.stderr and "token index summary" in r.stderr, r.stderr
+    assert f"delete {kafka_broker.uri(name + '-token-summary')}" in r.stderr, r.stderr
     with pytest.raises(Exception, match=re.escape(where)):
         _run(uri, rank=0, world=1, batch=2, shards=2, epochs=1, block_records=64)
 

@@ -59,6 +59,20 @@ enum class IndexKind { kChunks, kSummaries };
 
 const char* KindName(IndexKind kind) { return kind == IndexKind::kChunks ? "chunk" : "summary"; }
 
+constexpr const char* kRemedyBoth =
+    "delete both index topics (TOPIC-token-index and TOPIC-token-summary) and run `tokenfeed index` again";
+
+// What to do about index topic `index_uri` of `kind` that cannot be used.
+// Summaries are made again from the chunks without reading a record; chunks
+// only from the records, and their summaries go with them.
+std::string Remedy(IndexKind kind, const std::string& index_uri) {
+  if (kind == IndexKind::kSummaries) {
+    return "delete " + index_uri + " and run `tokenfeed index` again (it writes the summaries again from the " +
+           "chunks, reading no record)";
+  }
+  return kRemedyBoth;
+}
+
 // What the chain needs of a record of either kind.
 struct RecordHeader {
   uint32_t partition = 0;
@@ -97,6 +111,7 @@ IndexSummaryView SummaryOf(const Chunk& c) {
 // the one before ends), from `start` to `end`.
 struct IndexChain {
   bool topic_exists = false;
+  uint64_t index_records = 0;  // records of the index partition read, copies included
   std::vector<Chunk> chunks;
   uint64_t start = 0, end = 0;
   uint64_t records = 0, tokens = 0;  // over the whole chain
@@ -127,8 +142,7 @@ Result<IndexChain> LoadIndexChain(const std::string& index_uri, PartitionId p, c
   if (opened.status().IsNotFound()) return chain;
   if (opened.status().code() == StatusCode::kOutOfRange) {
     return Status::Corruption(label + ": the token index topic lacks this partition, which the data topic has " +
-                              "(its partition counts differ): delete the index topics and run `tokenfeed index` "
-                              "again");
+                              "(its partition counts differ): " + Remedy(kind, index_uri));
   }
   TF_RETURN_IF_ERROR(opened.status());
   chain.topic_exists = true;
@@ -139,8 +153,13 @@ Result<IndexChain> LoadIndexChain(const std::string& index_uri, PartitionId p, c
   TF_RETURN_IF_ERROR(ReadRange(*cursor, low.value(), high.value(), config.kafka_timeout, label,
                                [&](const StoredRecordView& r) -> Status {
     const std::string where = label + " offset " + ToString(r.offset);
+    chain.index_records += 1;
     Result<RecordHeader> parsed = ParseHeader(kind, r.bytes);
-    if (!parsed.ok()) return parsed.status().WithContext(where);
+    if (!parsed.ok()) {
+      if (parsed.status().code() != StatusCode::kCorruption) return parsed.status().WithContext(where);
+      return Status::Corruption(where + ": " + parsed.status().message() + ": " +
+                                Remedy(kind, index_uri));
+    }
     const RecordHeader& c = *parsed;
     if (c.partition != p.value()) {
       return Status::Corruption(where + ": the " + what + " describes data partition " + Num(c.partition) +
@@ -150,8 +169,7 @@ Result<IndexChain> LoadIndexChain(const std::string& index_uri, PartitionId p, c
       if (c.first < chain.end && c.end <= chain.end) return Status::OK();  // written again: already covered
       return Status::Corruption(where + ": the " + what + " covers offsets [" + Num(c.first) + ", " + Num(c.end) +
                                 ") but the " + what + "s before it end at offset " + Num(chain.end) +
-                                " (two builds ran at once?): delete the index topics and run `tokenfeed index` "
-                                "again");
+                                " (two builds ran at once?): " + Remedy(kind, index_uri));
     }
     if (chain.chunks.empty()) chain.start = c.first;
     Chunk k;
@@ -213,7 +231,7 @@ class KafkaTokenIndexReader final : public TokenIndexReader {
       index_error_ = Status::Corruption(
           *index_uri + " partition " + ToString(partition_) + ": the token index describes offsets up to " +
           Num(chain_.end) + ", past the partition's end offset " + Num(end_) + " (was " + uri_ +
-          " deleted and created again?): delete the index topics and run `tokenfeed index` again");
+          " deleted and created again?): " + kRemedyBoth);
       return;
     }
     // An index that starts after the partition's start says nothing of the
@@ -245,6 +263,25 @@ class KafkaTokenIndexReader final : public TokenIndexReader {
       if (o.value() < start_ || o.value() > end_ || !answers(o.value())) return false;
     }
     return true;
+  }
+
+  // Whether the chunks, where `offsets` pass the loaded summaries' end, end
+  // there too (so that what lies past it must be counted from the records
+  // either way), told by their index partition holding as many records as
+  // the summary partition (one summary a chunk). False where the summaries
+  // lag the chunks (a build stopped between the two, or one that wrote no
+  // summaries extended the chunks), or this cannot be told: the chunks
+  // then answer.
+  bool SummariesAsFarAsChunks(std::span<const Offset> offsets) const {
+    if (!index_error_.ok() || offsets.empty() || offsets.back().value() <= chain_.end) return true;
+    Result<std::string> chunks_uri = IndexUri(uri_, IndexKind::kChunks);
+    if (!chunks_uri.ok()) return true;  // no chunks can be named either
+    Result<std::unique_ptr<PartitionCursor>> chunks =
+        OpenKafkaPartitionCursor(*chunks_uri, partition_, config_, /*wait_for_new_topic=*/false);
+    if (!chunks.ok()) return chunks.status().IsNotFound();
+    Result<Offset> low = (*chunks)->StartOffset();
+    Result<Offset> high = (*chunks)->EndOffset();
+    return low.ok() && high.ok() && high->value() - low->value() == chain_.index_records;
   }
 
   uint64_t covered() const override { return chain_.chunks.empty() ? 0 : chain_.end; }
@@ -347,6 +384,7 @@ class KafkaTokenIndexReader final : public TokenIndexReader {
   }
 
   // At() over summaries: the groups before o, o being a group boundary.
+  // (Defined below.)
   Result<IndexPoint> SummaryAt(uint64_t o, Walk* w) {
     auto it = std::upper_bound(chain_.chunks.begin(), chain_.chunks.end(), o,
                                [](uint64_t v, const Chunk& c) { return v < c.first; });
@@ -392,8 +430,7 @@ class KafkaTokenIndexReader final : public TokenIndexReader {
       c->point.records += 1;
       if (__builtin_add_overflow(c->point.tokens, RecordTokenCount(r.bytes), &c->point.tokens)) {
         return Status::Corruption(label_ + ": counting the record at offset " + ToString(r.offset) +
-                                  " passes 2^64 token ids: the token index is damaged; delete the index topic " +
-                                  "and run `tokenfeed index` again");
+                                  " passes 2^64 token ids: the token index is damaged; " + kRemedyBoth);
       }
       out->records_read += 1;
       out->bytes_read += r.bytes.size();
@@ -431,7 +468,7 @@ Result<TokenIndexRead> ReadKafkaTokenIndex(std::string_view uri, PartitionId par
                                            std::span<const Offset> offsets, const TopicConfig& config) {
   TF_ASSIGN_OR_RETURN(std::unique_ptr<KafkaTokenIndexReader> r,
                       KafkaTokenIndexReader::Open(uri, partition, config, IndexKind::kSummaries));
-  if (!r->SummariesAnswer(offsets)) r->Load(IndexKind::kChunks);
+  if (!r->SummariesAnswer(offsets) || !r->SummariesAsFarAsChunks(offsets)) r->Load(IndexKind::kChunks);
   return r->Read(offsets);
 }
 
@@ -442,7 +479,7 @@ namespace {
 Result<std::unique_ptr<kafka::Producer>> OpenIndexTopic(kafka::AdminClient& admin, const kafka::ClientOptions& client,
                                                          const std::string& topic, const std::string& label,
                                                          int32_t partitions, size_t replicas,
-                                                         const std::string& data_uri) {
+                                                         const std::string& data_uri, IndexKind kind) {
   // As many partitions, kept as long as the data (records are never
   // deleted by time or size; deleting the topic drops the index).
   kafka::TopicSpec spec;
@@ -457,8 +494,7 @@ Result<std::unique_ptr<kafka::Producer>> OpenIndexTopic(kafka::AdminClient& admi
   TF_ASSIGN_OR_RETURN(kafka::TopicInfo info, admin.DescribeTopic(topic));
   if (static_cast<int32_t>(info.partitions.size()) != partitions) {
     return Status::InvalidArgument(label + " has " + Num(info.partitions.size()) + " partitions but " + data_uri +
-                                   " has " + Num(static_cast<uint64_t>(partitions)) +
-                                   ": delete the index topics and run `tokenfeed index` again");
+                                   " has " + Num(static_cast<uint64_t>(partitions)) + ": " + Remedy(kind, label));
   }
   kafka::ProducerOptions po;
   static_cast<kafka::ClientOptions&>(po) = client;
@@ -500,17 +536,24 @@ Result<std::vector<TokenIndexBuild>> BuildKafkaIndexTopic(std::string_view uri, 
   kafka::KafkaUri parsed;
   TF_ASSIGN_OR_RETURN(kafka::ClientOptions client, KafkaClientOptionsFor(uri, config, &parsed));
   TF_ASSIGN_OR_RETURN(std::string index_uri, IndexUri(uri, IndexKind::kChunks));
-  TF_ASSIGN_OR_RETURN(std::string summary_uri, IndexUri(uri, IndexKind::kSummaries));
+  // A data topic whose name leaves room for "-token-index" but not for
+  // "-token-summary" (Kafka's 249 characters) gets chunks only.
+  Result<std::string> summary_name = IndexUri(uri, IndexKind::kSummaries);
+  const bool with_summaries = summary_name.ok();
+  const std::string summary_uri = with_summaries ? *summary_name : std::string();
   TF_ASSIGN_OR_RETURN(auto admin, kafka::AdminClient::Open(client));
   TF_ASSIGN_OR_RETURN(kafka::TopicInfo data, admin->DescribeTopic(parsed.topic));
   const auto partitions = static_cast<int32_t>(data.partitions.size());
   size_t replicas = 1;
   for (const kafka::PartitionInfo& p : data.partitions) replicas = std::max(replicas, p.replicas.size());
   TF_ASSIGN_OR_RETURN(auto producer, OpenIndexTopic(*admin, client, KafkaIndexTopicName(parsed.topic), index_uri,
-                                                    partitions, replicas, parsed.ToString()));
-  TF_ASSIGN_OR_RETURN(auto summary_producer,
-                      OpenIndexTopic(*admin, client, KafkaSummaryTopicName(parsed.topic), summary_uri, partitions,
-                                     replicas, parsed.ToString()));
+                                                    partitions, replicas, parsed.ToString(), IndexKind::kChunks));
+  std::unique_ptr<kafka::Producer> summary_producer;
+  if (with_summaries) {
+    TF_ASSIGN_OR_RETURN(summary_producer,
+                        OpenIndexTopic(*admin, client, KafkaSummaryTopicName(parsed.topic), summary_uri, partitions,
+                                       replicas, parsed.ToString(), IndexKind::kSummaries));
+  }
   TopicConfig read_config = config;
   read_config.read_pattern = ReadPattern::kSequential;
 
@@ -521,8 +564,12 @@ Result<std::vector<TokenIndexBuild>> BuildKafkaIndexTopic(std::string_view uri, 
     const std::string label = parsed.ToString() + " partition " + ToString(p);
     TF_ASSIGN_OR_RETURN(IndexChain chain,
                         LoadIndexChain(index_uri, p, read_config, /*wait_for_new_topic=*/true, IndexKind::kChunks));
-    TF_ASSIGN_OR_RETURN(IndexChain summaries, LoadIndexChain(summary_uri, p, read_config,
-                                                             /*wait_for_new_topic=*/true, IndexKind::kSummaries));
+    IndexChain summaries;
+    summaries.topic_exists = true;
+    if (with_summaries) {
+      TF_ASSIGN_OR_RETURN(summaries, LoadIndexChain(summary_uri, p, read_config, /*wait_for_new_topic=*/true,
+                                                    IndexKind::kSummaries));
+    }
     if (!chain.topic_exists || !summaries.topic_exists) {
       return Status::Unavailable(parsed.ToString() + " partition " + ToString(p) + ": an index topic, just " +
                                  "described, cannot be read: try again");
@@ -557,20 +604,24 @@ Result<std::vector<TokenIndexBuild>> BuildKafkaIndexTopic(std::string_view uri, 
       return Status::Corruption(summary_uri + " partition " + ToString(p) + ": its summaries cover offsets [" +
                                 Num(summaries.start) + ", " + Num(summaries.end) + "), which do not follow the " +
                                 "chunks of " + index_uri + " (" + Num(chain.start) + " to " + Num(chain.end) +
-                                "): delete both index topics and run `tokenfeed index` again");
+                                "): " + Remedy(IndexKind::kSummaries, summary_uri));
     }
-    TF_ASSIGN_OR_RETURN(std::vector<std::string> pending_summaries,
-                        SummariesOf(chain, summaries.chunks.empty() ? 0 : summaries.end, p));
+    std::vector<std::string> pending_summaries;
+    if (with_summaries) {
+      TF_ASSIGN_OR_RETURN(pending_summaries, SummariesOf(chain, summaries.chunks.empty() ? 0 : summaries.end, p));
+    }
     TokenIndexBuild built;
     built.partition = p;
     std::vector<IndexChunkEntry> entries;
     uint64_t chunk_first = from;
     auto emit = [&](uint64_t end) -> Status {
       TF_ASSIGN_OR_RETURN(std::string bytes, EncodeIndexChunk(p.value(), chunk_first, end, entries));
-      TF_ASSIGN_OR_RETURN(std::string summary,
-                          EncodeIndexSummary(p.value(), kIndexSummaryGroup, chunk_first, end, entries));
       TF_RETURN_IF_ERROR(producer->Produce(pi, std::string_view(), bytes, token++));
-      pending_summaries.push_back(std::move(summary));
+      if (with_summaries) {
+        TF_ASSIGN_OR_RETURN(std::string summary,
+                            EncodeIndexSummary(p.value(), kIndexSummaryGroup, chunk_first, end, entries));
+        pending_summaries.push_back(std::move(summary));
+      }
       built.chunks_written += 1;
       entries.clear();
       chunk_first = end;
@@ -594,12 +645,14 @@ Result<std::vector<TokenIndexBuild>> BuildKafkaIndexTopic(std::string_view uri, 
     TF_RETURN_IF_ERROR(FlushIndex(*producer, config, index_uri + " partition " + ToString(p) + ": writing a chunk"));
     // Only now, with the chunks written: a summary never describes offsets
     // the chunks do not.
-    for (const std::string& summary : pending_summaries) {
-      TF_RETURN_IF_ERROR(summary_producer->Produce(pi, std::string_view(), summary, token++));
-      built.summaries_written += 1;
+    if (with_summaries) {
+      for (const std::string& summary : pending_summaries) {
+        TF_RETURN_IF_ERROR(summary_producer->Produce(pi, std::string_view(), summary, token++));
+        built.summaries_written += 1;
+      }
+      TF_RETURN_IF_ERROR(
+          FlushIndex(*summary_producer, config, summary_uri + " partition " + ToString(p) + ": writing a summary"));
     }
-    TF_RETURN_IF_ERROR(
-        FlushIndex(*summary_producer, config, summary_uri + " partition " + ToString(p) + ": writing a summary"));
     out.push_back(built);
   }
   return out;
