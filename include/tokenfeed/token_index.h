@@ -88,17 +88,30 @@ struct TokenIndexBuild {
   uint64_t covered = 0;       // the index covers offsets up to this one now
 };
 
-// Builds or extends the token index of a Kafka topic: its companion topic
-// TOPIC-token-index (docs/kafka.md "Token index"), created when missing,
-// gets chunks for every partition's records from where its index ends (or
-// the partition's start) up to the high watermark taken at the start. One
-// build per topic at a time. Errors: the data topic missing, an index topic
+// How a build cuts the Kafka index (docs/kafka.md "Token index").
+struct TokenIndexBuildOptions {
+  // Records a chunk lists, 1 to 65536 (and one summary each).
+  uint32_t chunk_records = 4096;
+  // Offsets a summary group covers, 1 to 1048576: summaries answer block
+  // boundaries of blocks of a multiple of it. Larger groups make the
+  // summaries that every rank reads smaller (about 4 bytes a group, and 48
+  // a chunk).
+  uint32_t summary_group = 64;
+};
+
+// Builds or extends the token index of a Kafka topic: its companion topics
+// TOPIC-token-index and TOPIC-token-summary (docs/kafka.md "Token index"),
+// created when missing, get chunks and their summaries for every
+// partition's records from where its index ends (or the partition's start)
+// up to the high watermark taken at the start. One build per topic at a
+// time. InvalidArgument for options out of range. Errors: the data topic missing, an index topic
 // of another partition count, damaged chunks, an index that describes
 // offsets past a partition's end (the topic made again), TimedOut when the
 // records cannot be read within config.kafka_timeout (a transaction left
 // open blocks a read_committed reader); Unsupported for a log: URI (the log's
 // writer keeps TOKENS; opening a writer repairs it) or a build without Kafka.
-Result<std::vector<TokenIndexBuild>> BuildKafkaTokenIndex(std::string_view uri, const TopicConfig& config = {});
+Result<std::vector<TokenIndexBuild>> BuildKafkaTokenIndex(std::string_view uri, const TopicConfig& config = {},
+                                                          const TokenIndexBuildOptions& options = {});
 
 // Whether the transport of `uri` can keep a token index (the log and, in a
 // build with Kafka, Kafka), so that ReadTokenIndex answers without reading

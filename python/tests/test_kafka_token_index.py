@@ -351,6 +351,32 @@ def test_block_boundaries_come_from_the_summaries(kafka_broker, tmp_path):
     assert before != k_rows and m_before["records_read"] >= 200, m_before
 
 
+def test_the_build_cuts_chunks_and_groups_as_told(kafka_broker, tmp_path):
+    """--chunk-records and --summary-group: larger groups for topics of billions of records (each rank reads
+    the summaries whole); the summaries then answer blocks of a multiple of the group only."""
+    write_jsonl(tmp_path / "docs.jsonl", _texts(2500, 12))
+    name = LocalKafka.new_topic("kidx-group")
+    kafka = kafka_broker.uri(name)
+    log = f"log:{tmp_path}/topic"
+    for uri in (kafka, log):
+        run("ingest", "--tokenizer", deepseek(), "--input", tmp_path / "docs.jsonl", "--to", uri, "--partitions",
+            "1", "--add-eos", "--progress", "never", "--kafka-timeout-ms", "20000")
+    for bad in (["--summary-group", "0"], ["--chunk-records", "65537"]):
+        r = run("index", kafka, *bad, check=False)
+        assert r.returncode == 2 and bad[0] in r.stderr, r.stderr
+    out = run("index", kafka, "--chunk-records", "1000", "--summary-group", "256", "--kafka-timeout-ms",
+              "20000").stdout
+    assert _summaries_note(out) == (3, 3) and _index_table(out) == _index_table(run("index", log).stdout), out
+    _delete_topic(kafka_broker.bootstrap, f"{name}-token-index")
+    opts = dict(rank=0, world=1, batch=4, shards=2, epochs=1)
+    for block, counted in ((256, 0), (512, 0), (128, 2500)):
+        k_rows, _, k_metrics = _run(kafka, block_records=block, **opts)
+        l_rows, _, l_metrics = _run(log, block_records=block, **opts)
+        assert k_rows == l_rows and len(k_rows) > 5
+        diff = k_metrics["records_read"] - l_metrics["records_read"] - counted
+        assert abs(diff) <= block * OPTS["window_blocks"], (block, k_metrics, l_metrics)
+
+
 def test_summaries_that_lag_the_chunks_give_way_to_them(kafka_broker, tmp_path):
     """A build that stopped between its chunks and their summaries: a read past the summaries' end takes
     the chunks (reading no record), not the records; the next build writes the missing summaries."""

@@ -27,7 +27,8 @@ struct PartitionIndexed {
   uint64_t tokens = 0;
 };
 
-CommandResult RunIndex(const std::string& uri, const KafkaCliOptions& kafka) {
+CommandResult RunIndex(const std::string& uri, const KafkaCliOptions& kafka,
+                       const topic::TokenIndexBuildOptions& build) {
   Result<topic::TopicKind> kind = topic::KindOf(uri);
   if (!kind.ok()) return CommandResult::Usage(kind.status());
   if (!topic::HasTokenIndex(uri)) {
@@ -43,7 +44,7 @@ CommandResult RunIndex(const std::string& uri, const KafkaCliOptions& kafka) {
   config.create_if_missing = false;
   std::vector<std::string> notes;
   if (*kind == topic::TopicKind::kKafka) {
-    TF_ASSIGN_OR_RETURN(std::vector<topic::TokenIndexBuild> built, topic::BuildKafkaTokenIndex(uri, config));
+    TF_ASSIGN_OR_RETURN(std::vector<topic::TokenIndexBuild> built, topic::BuildKafkaTokenIndex(uri, config, build));
     uint64_t chunks = 0, summaries = 0, records = 0;
     for (const topic::TokenIndexBuild& b : built) {
       chunks += b.chunks_written;
@@ -99,7 +100,18 @@ CommandRunner AddIndexCommand(CLI::App& app) {
                "TOPIC-token-index and TOPIC-token-summary topics)");
   cmd->add_option("uri", *uri, "log:DIR/TOPIC or kafka://HOST:PORT/TOPIC")->required();
   AddKafkaOptions(cmd, kafka.get(), /*writing=*/false);
-  return [uri, kafka] { return RunIndex(*uri, *kafka); };
+  auto build = std::make_shared<topic::TokenIndexBuildOptions>();
+  cmd->add_option("--chunk-records", build->chunk_records,
+                  "Kafka: records a chunk of TOPIC-token-index lists (one Kafka record each), 1 to 65536")
+      ->check(CLI::Range(1, 65536))
+      ->capture_default_str();
+  cmd->add_option("--summary-group", build->summary_group,
+                  "Kafka: offsets a group of TOPIC-token-summary covers, 1 to 1048576; the summaries answer blocks "
+                  "of a multiple of it, and every rank of a finite sharded run reads them whole (about 4 bytes a "
+                  "group): larger for topics of billions of records (docs/kafka.md)")
+      ->check(CLI::Range(1, 1048576))
+      ->capture_default_str();
+  return [uri, kafka, build] { return RunIndex(*uri, *kafka, *build); };
 }
 
 }  // namespace tokenfeed::cli

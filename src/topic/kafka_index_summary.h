@@ -35,7 +35,7 @@ namespace tokenfeed::topic {
 // group's offsets), and its token ids. Group k (from 0) covers offsets
 // [max(first, (first / group + k) * group), min(end, (first / group + k + 1) * group)).
 inline constexpr size_t kIndexSummaryHeaderSize = 48;
-// The group a build writes.
+// The group a build writes unless told otherwise (TokenIndexBuildOptions).
 inline constexpr uint32_t kIndexSummaryGroup = 64;
 // The largest group a summary may have.
 inline constexpr uint32_t kMaxIndexSummaryGroup = uint32_t{1} << 20;

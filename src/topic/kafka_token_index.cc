@@ -19,8 +19,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-// Records a build lists in one chunk (at most ~80 KB of entries).
-constexpr uint32_t kChunkRecords = 4096;
 
 std::string Num(uint64_t v) { return std::to_string(v); }
 
@@ -514,7 +512,7 @@ Status FlushIndex(kafka::Producer& producer, const TopicConfig& config, const st
 }
 
 // The summaries the chunks of `chain` from offset `from` on lack.
-Result<std::vector<std::string>> SummariesOf(const IndexChain& chain, uint64_t from, PartitionId p) {
+Result<std::vector<std::string>> SummariesOf(const IndexChain& chain, uint64_t from, PartitionId p, uint32_t group) {
   std::vector<std::string> out;
   std::vector<IndexChunkEntry> entries;
   for (const Chunk& c : chain.chunks) {
@@ -524,7 +522,7 @@ Result<std::vector<std::string>> SummariesOf(const IndexChain& chain, uint64_t f
     entries.clear();
     IndexChunkEntry e;
     while (walker.Next(&e)) entries.push_back(e);
-    TF_ASSIGN_OR_RETURN(std::string bytes, EncodeIndexSummary(p.value(), kIndexSummaryGroup, c.first, c.end, entries));
+    TF_ASSIGN_OR_RETURN(std::string bytes, EncodeIndexSummary(p.value(), group, c.first, c.end, entries));
     out.push_back(std::move(bytes));
   }
   return out;
@@ -532,7 +530,16 @@ Result<std::vector<std::string>> SummariesOf(const IndexChain& chain, uint64_t f
 
 }  // namespace
 
-Result<std::vector<TokenIndexBuild>> BuildKafkaIndexTopic(std::string_view uri, const TopicConfig& config) {
+Result<std::vector<TokenIndexBuild>> BuildKafkaIndexTopic(std::string_view uri, const TopicConfig& config,
+                                                          const TokenIndexBuildOptions& options) {
+  if (options.chunk_records == 0 || options.chunk_records > kMaxIndexChunkRecords) {
+    return Status::InvalidArgument("records a token index chunk lists must be 1 to " + Num(kMaxIndexChunkRecords) +
+                                   "; got " + Num(options.chunk_records));
+  }
+  if (options.summary_group == 0 || options.summary_group > kMaxIndexSummaryGroup) {
+    return Status::InvalidArgument("the offsets of a token index summary's group must be 1 to " +
+                                   Num(kMaxIndexSummaryGroup) + "; got " + Num(options.summary_group));
+  }
   kafka::KafkaUri parsed;
   TF_ASSIGN_OR_RETURN(kafka::ClientOptions client, KafkaClientOptionsFor(uri, config, &parsed));
   TF_ASSIGN_OR_RETURN(std::string index_uri, IndexUri(uri, IndexKind::kChunks));
@@ -608,7 +615,8 @@ Result<std::vector<TokenIndexBuild>> BuildKafkaIndexTopic(std::string_view uri, 
     }
     std::vector<std::string> pending_summaries;
     if (with_summaries) {
-      TF_ASSIGN_OR_RETURN(pending_summaries, SummariesOf(chain, summaries.chunks.empty() ? 0 : summaries.end, p));
+      TF_ASSIGN_OR_RETURN(pending_summaries, SummariesOf(chain, summaries.chunks.empty() ? 0 : summaries.end, p,
+                                                         options.summary_group));
     }
     TokenIndexBuild built;
     built.partition = p;
@@ -619,7 +627,7 @@ Result<std::vector<TokenIndexBuild>> BuildKafkaIndexTopic(std::string_view uri, 
       TF_RETURN_IF_ERROR(producer->Produce(pi, std::string_view(), bytes, token++));
       if (with_summaries) {
         TF_ASSIGN_OR_RETURN(std::string summary,
-                            EncodeIndexSummary(p.value(), kIndexSummaryGroup, chunk_first, end, entries));
+                            EncodeIndexSummary(p.value(), options.summary_group, chunk_first, end, entries));
         pending_summaries.push_back(std::move(summary));
       }
       built.chunks_written += 1;
@@ -637,7 +645,7 @@ Result<std::vector<TokenIndexBuild>> BuildKafkaIndexTopic(std::string_view uri, 
                                  [&](const StoredRecordView& r) -> Status {
       entries.push_back({r.offset.value(), RecordTokenCount(r.bytes)});
       built.records_read += 1;
-      if (entries.size() == kChunkRecords && r.offset.value() + 1 < high.value()) return emit(r.offset.value() + 1);
+      if (entries.size() == options.chunk_records && r.offset.value() + 1 < high.value()) return emit(r.offset.value() + 1);
       return Status::OK();
     }));
     if (chunk_first < high.value()) TF_RETURN_IF_ERROR(emit(high.value()));

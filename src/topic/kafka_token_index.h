@@ -41,7 +41,7 @@ Result<std::unique_ptr<TokenIndexReader>> OpenKafkaTokenIndexReader(std::string_
 
 // tokenfeed::topic::ReadTokenIndex for Kafka: from the summaries where they
 // answer every offset asked (a loader's block boundaries, with blocks of a
-// multiple of kIndexSummaryGroup records), else from the chunks.
+// multiple of the summaries' group), else from the chunks.
 Result<TokenIndexRead> ReadKafkaTokenIndex(std::string_view uri, PartitionId partition,
                                            std::span<const Offset> offsets, const TopicConfig& config);
 
@@ -50,6 +50,7 @@ Result<TokenIndexRead> ReadKafkaTokenIndex(std::string_view uri, PartitionId par
 // replication factor, no retention) and appends chunks for every
 // partition's offsets from where its index ends (or the partition's start)
 // to the high watermark taken at the start.
-Result<std::vector<TokenIndexBuild>> BuildKafkaIndexTopic(std::string_view uri, const TopicConfig& config);
+Result<std::vector<TokenIndexBuild>> BuildKafkaIndexTopic(std::string_view uri, const TopicConfig& config,
+                                                          const TokenIndexBuildOptions& options);
 
 }  // namespace tokenfeed::topic

@@ -257,16 +257,18 @@ Result<std::unique_ptr<TokenIndexReader>> OpenTokenIndexReader(std::string_view 
   return LogTokenIndexReader::Open(uri, partition);
 }
 
-Result<std::vector<TokenIndexBuild>> BuildKafkaTokenIndex(std::string_view uri, const TopicConfig& config) {
+Result<std::vector<TokenIndexBuild>> BuildKafkaTokenIndex(std::string_view uri, const TopicConfig& config,
+                                                          const TokenIndexBuildOptions& options) {
   TF_ASSIGN_OR_RETURN(TopicKind kind, KindOf(uri));
   if (kind != TopicKind::kKafka) {
     return Status::Unsupported("'" + std::string(uri) + "' is not a Kafka topic: an embedded log topic's token " +
                                "index (TOKENS) is kept by its writer, and opening one repairs it");
   }
 #ifdef TOKENFEED_HAS_KAFKA
-  return BuildKafkaIndexTopic(uri, config);
+  return BuildKafkaIndexTopic(uri, config, options);
 #else
   (void)config;
+  (void)options;
   return Status::Unsupported("'" + std::string(uri) + "': this build has no Kafka support");
 #endif
 }
