@@ -41,6 +41,11 @@ def _texts(n, salt):
     return [f"doc {salt}.{i}: " + " ".join(words[(i * j + salt) % 7] for j in range(1 + i % 50)) for i in range(n)]
 
 
+def _ingest(path, uri: str, partitions: int) -> None:
+    run("ingest", "--tokenizer", deepseek(), "--input", path, "--to", uri, "--partitions", str(partitions),
+        "--add-eos", "--progress", "never", "--kafka-timeout-ms", "20000")
+
+
 def _index_table(out: str) -> dict[int, tuple[int, int, int]]:
     rows = {}
     for line in out.splitlines():
@@ -66,8 +71,7 @@ def same_data(tmp_path_factory, kafka_broker):
     kafka = kafka_broker.uri(LocalKafka.new_topic("kidx"))
     log = f"log:{d}/topic"
     for uri in (kafka, log):
-        run("ingest", "--tokenizer", deepseek(), "--input", d / "docs.jsonl", "--to", uri, "--partitions", "2",
-            "--add-eos", "--progress", "never", "--kafka-timeout-ms", "20000")
+        _ingest(d / "docs.jsonl", uri, 2)
     recs = {}
     for uri in (kafka, log):
         recs[uri] = sorted((r["partition"], r["offset"], tuple(r["ids"])) for r in records(uri))
@@ -129,8 +133,7 @@ def test_records_appended_after_the_index_are_counted_then_indexed(kafka_broker,
     write_jsonl(tmp_path / "a.jsonl", _texts(400, 2))
     name = LocalKafka.new_topic("kidx-grow")
     uri = kafka_broker.uri(name)
-    run("ingest", "--input", tmp_path / "a.jsonl", "--tokenizer", deepseek(), "--to", uri, "--partitions", "2",
-        "--add-eos", "--progress", "never", "--kafka-timeout-ms", "20000")
+    _ingest(tmp_path / "a.jsonl", uri, 2)
     assert _read_note(run("index", uri, "--kafka-timeout-ms", "20000").stdout) == 400
     # 300 more token records, appended by another writer.
     values = read_values(kafka_broker.bootstrap, name, 2)
@@ -153,8 +156,7 @@ def test_a_transactional_topic_is_indexed_with_its_gaps(kafka_broker, tmp_path):
     d = tmp_path
     write_jsonl(d / "docs.jsonl", _texts(900, 4))
     plain = kafka_broker.uri(LocalKafka.new_topic("kidx-plain"))
-    run("ingest", "--tokenizer", deepseek(), "--input", d / "docs.jsonl", "--to", plain, "--partitions", "1",
-        "--add-eos", "--progress", "never", "--kafka-timeout-ms", "20000")
+    _ingest(d / "docs.jsonl", plain, 1)
     values = read_values(kafka_broker.bootstrap, plain.rsplit("/", 1)[1], 1)[0]
     name, committed = transactional_topic(kafka_broker, values, 2, PATTERN[:6])
     uri = kafka_broker.uri(name)
@@ -241,8 +243,7 @@ def test_the_index_follows_retention_and_refuses_a_recreated_topic(kafka_broker,
 def test_replay_over_kafka_counts_steps_past_from_the_index(kafka_broker, tmp_path):
     write_jsonl(tmp_path / "docs.jsonl", _texts(1500, 6))
     uri = kafka_broker.uri(LocalKafka.new_topic("kidx-replay"))
-    run("ingest", "--tokenizer", deepseek(), "--input", tmp_path / "docs.jsonl", "--to", uri, "--partitions", "2",
-        "--add-eos", "--progress", "never", "--kafka-timeout-ms", "20000")
+    _ingest(tmp_path / "docs.jsonl", uri, 2)
     rows, states, _ = _run(uri, rank=0, world=1, batch=2, steps=60)
     path = tmp_path / "state.json"
     path.write_text(json.dumps(states[1]))
@@ -267,8 +268,7 @@ def test_a_damaged_chunk_is_reported_with_where_it_lies(kafka_broker, tmp_path):
     write_jsonl(tmp_path / "docs.jsonl", _texts(200, 5))
     name = LocalKafka.new_topic("kidx-bad")
     uri = kafka_broker.uri(name)
-    run("ingest", "--tokenizer", deepseek(), "--input", tmp_path / "docs.jsonl", "--to", uri, "--partitions", "1",
-        "--add-eos", "--progress", "never", "--kafka-timeout-ms", "20000")
+    _ingest(tmp_path / "docs.jsonl", uri, 1)
     run("index", uri, "--kafka-timeout-ms", "20000")
     ck = confluent()
     p = ck.Producer({"bootstrap.servers": kafka_broker.bootstrap})
@@ -308,8 +308,7 @@ def test_block_boundaries_come_from_the_summaries(kafka_broker, tmp_path):
     kafka = kafka_broker.uri(name)
     log = f"log:{tmp_path}/topic"
     for uri in (kafka, log):
-        run("ingest", "--tokenizer", deepseek(), "--input", tmp_path / "docs.jsonl", "--to", uri, "--partitions",
-            "2", "--add-eos", "--progress", "never", "--kafka-timeout-ms", "20000")
+        _ingest(tmp_path / "docs.jsonl", uri, 2)
     out = run("index", kafka, "--kafka-timeout-ms", "20000").stdout
     assert _read_note(out) == 3000 and _summaries_note(out) == (2, 2), out
     table = _index_table(out)
@@ -359,8 +358,7 @@ def test_the_build_cuts_chunks_and_groups_as_told(kafka_broker, tmp_path):
     kafka = kafka_broker.uri(name)
     log = f"log:{tmp_path}/topic"
     for uri in (kafka, log):
-        run("ingest", "--tokenizer", deepseek(), "--input", tmp_path / "docs.jsonl", "--to", uri, "--partitions",
-            "1", "--add-eos", "--progress", "never", "--kafka-timeout-ms", "20000")
+        _ingest(tmp_path / "docs.jsonl", uri, 1)
     for bad in (["--summary-group", "0"], ["--chunk-records", "65537"]):
         r = run("index", kafka, *bad, check=False)
         assert r.returncode == 2 and bad[0] in r.stderr, r.stderr
@@ -386,8 +384,7 @@ def test_summaries_that_lag_the_chunks_give_way_to_them(kafka_broker, tmp_path):
     write_jsonl(tmp_path / "docs.jsonl", _texts(600, 3))
     name = LocalKafka.new_topic("kidx-lag")
     uri = kafka_broker.uri(name)
-    run("ingest", "--tokenizer", deepseek(), "--input", tmp_path / "docs.jsonl", "--to", uri, "--partitions", "1",
-        "--add-eos", "--progress", "never", "--kafka-timeout-ms", "20000")
+    _ingest(tmp_path / "docs.jsonl", uri, 1)
     run("index", uri, "--kafka-timeout-ms", "20000")
     values = read_values(kafka_broker.bootstrap, name, 1)[0]
     p = ck.Producer({"bootstrap.servers": kafka_broker.bootstrap})
@@ -420,8 +417,7 @@ def test_a_damaged_summary_is_reported_with_where_it_lies(kafka_broker, tmp_path
     write_jsonl(tmp_path / "docs.jsonl", _texts(200, 4))
     name = LocalKafka.new_topic("kidx-badsum")
     uri = kafka_broker.uri(name)
-    run("ingest", "--tokenizer", deepseek(), "--input", tmp_path / "docs.jsonl", "--to", uri, "--partitions", "1",
-        "--add-eos", "--progress", "never", "--kafka-timeout-ms", "20000")
+    _ingest(tmp_path / "docs.jsonl", uri, 1)
     run("index", uri, "--kafka-timeout-ms", "20000")
     ck = confluent()
     p = ck.Producer({"bootstrap.servers": kafka_broker.bootstrap})

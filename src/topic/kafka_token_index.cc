@@ -74,6 +74,7 @@ std::string Remedy(IndexKind kind, const std::string& index_uri) {
 // What the chain needs of a record of either kind.
 struct RecordHeader {
   uint32_t partition = 0;
+  uint32_t group = 0;  // a summary's
   uint64_t first = 0, end = 0;
   uint64_t records = 0, tokens = 0;
 };
@@ -81,15 +82,16 @@ struct RecordHeader {
 Result<RecordHeader> ParseHeader(IndexKind kind, std::span<const uint8_t> bytes) {
   if (kind == IndexKind::kChunks) {
     TF_ASSIGN_OR_RETURN(IndexChunkView c, ParseIndexChunk(bytes));
-    return RecordHeader{c.partition, c.first, c.end, c.records, c.tokens};
+    return RecordHeader{c.partition, 0, c.first, c.end, c.records, c.tokens};
   }
   TF_ASSIGN_OR_RETURN(IndexSummaryView v, ParseIndexSummary(bytes));
-  return RecordHeader{v.partition, v.first, v.end, v.records, v.tokens};
+  return RecordHeader{v.partition, v.group, v.first, v.end, v.records, v.tokens};
 }
 
 // One index record kept in memory: where its offsets lie, the records and
 // ids before it in the chain, and its bytes (parsed again, cheaply, to walk).
 struct Chunk {
+  uint32_t group = 0;  // a summary's group
   uint64_t first = 0, end = 0;
   uint64_t records_before = 0, tokens_before = 0;
   std::string bytes;
@@ -171,6 +173,7 @@ Result<IndexChain> LoadIndexChain(const std::string& index_uri, PartitionId p, c
     }
     if (chain.chunks.empty()) chain.start = c.first;
     Chunk k;
+    k.group = c.group;
     k.first = c.first;
     k.end = c.end;
     k.records_before = chain.records;
@@ -250,11 +253,9 @@ class KafkaTokenIndexReader final : public TokenIndexReader {
     if (chain_.chunks.empty()) return false;
     auto answers = [&](uint64_t o) {
       if (o >= chain_.end) return true;
-      auto it = std::upper_bound(chain_.chunks.begin(), chain_.chunks.end(), o,
-                                 [](uint64_t v, const Chunk& c) { return v < c.first; });
-      if (it == chain_.chunks.begin()) return false;
-      const Chunk& c = *(it - 1);
-      return o == c.first || o % SummaryOf(c).group == 0;
+      if (o < chain_.start) return false;
+      const Chunk& c = chain_.chunks[Holding(o)];
+      return o == c.first || o % c.group == 0;
     };
     if (!answers(start_)) return false;
     for (const Offset o : offsets) {
@@ -355,10 +356,7 @@ class KafkaTokenIndexReader final : public TokenIndexReader {
   Result<IndexPoint> At(uint64_t o, Walk* w) {
     if (o == chain_.end) return IndexPoint{chain_.records, chain_.tokens};
     if (kind_ == IndexKind::kSummaries) return SummaryAt(o, w);
-    // The chunk holding o: the last that starts at or before it.
-    auto it = std::upper_bound(chain_.chunks.begin(), chain_.chunks.end(), o,
-                               [](uint64_t v, const Chunk& c) { return v < c.first; });
-    const size_t k = static_cast<size_t>(it - chain_.chunks.begin()) - 1;  // o >= chain start
+    const size_t k = Holding(o);
     const Chunk& c = chain_.chunks[k];
     if (w->chunk != k) {
       w->chunk = k;
@@ -381,12 +379,17 @@ class KafkaTokenIndexReader final : public TokenIndexReader {
     return w->point;
   }
 
-  // At() over summaries: the groups before o, o being a group boundary.
-  // (Defined below.)
-  Result<IndexPoint> SummaryAt(uint64_t o, Walk* w) {
+  // The index record holding offset o (within the chain, before its end):
+  // the last that starts at or before it.
+  size_t Holding(uint64_t o) const {
     auto it = std::upper_bound(chain_.chunks.begin(), chain_.chunks.end(), o,
                                [](uint64_t v, const Chunk& c) { return v < c.first; });
-    const size_t k = static_cast<size_t>(it - chain_.chunks.begin()) - 1;  // o >= chain start
+    return static_cast<size_t>(it - chain_.chunks.begin()) - 1;  // o >= chain start
+  }
+
+  // At() over summaries: the groups before o, o being a group boundary.
+  Result<IndexPoint> SummaryAt(uint64_t o, Walk* w) {
+    const size_t k = Holding(o);
     const Chunk& c = chain_.chunks[k];
     if (w->chunk != k) {
       w->chunk = k;

@@ -143,5 +143,48 @@ TEST_F(FollowLoaderTest, ShardsOfALiveTopicReadTheirShareAndMatchOneRank) {
   }
 }
 
+TEST_F(FollowLoaderTest, ALiveTopicSavedAtTwoRanksGoesOnAtOneWithNothingLostOrRepeated) {
+  // Two ranks follow a topic (shards = 2) and save at step 15; records are
+  // appended; one rank loads the merged states and follows on. Its rows are
+  // those of one rank over the same records from the start: the first 15
+  // steps are the two ranks' rows, the rest the resumed rank's.
+  const std::string uri = MakeTopic(dir_, "t", 3, 300);
+  std::vector<std::string> states;
+  std::vector<std::vector<std::vector<int64_t>>> per_rank;
+  for (uint32_t r = 0; r < 2; ++r) {
+    LoaderOptions o = Follow(uri);
+    o.shards = 2;
+    o.rank = r;
+    o.world_size = 2;
+    auto l = Make(o);
+    ASSERT_NE(l, nullptr);
+    per_rank.push_back(Drain(*l, 15));
+    ASSERT_EQ(per_rank.back().size(), 30u);
+    states.push_back(l->State());
+  }
+  AppendDocs(uri, 3, 300, 600);
+  Result<std::string> merged = MergeLoaderStates(states);
+  ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+  LoaderOptions one = Follow(uri);
+  one.shards = 2;
+  one.batch_size = 4;
+  auto resumed = Make(one);
+  ASSERT_NE(resumed, nullptr);
+  ASSERT_TRUE(resumed->LoadState(*merged).ok());
+  const auto rest = Drain(*resumed, 60);
+  auto from_start = Make(one);
+  ASSERT_NE(from_start, nullptr);
+  const auto whole = Drain(*from_start, 75);
+  ASSERT_EQ(whole.size(), 300u);
+  // Global sample j of step k is row i of rank j % 2, j = 4k + rank + 2i.
+  for (size_t k = 0; k < 15; ++k) {
+    for (uint32_t r = 0; r < 2; ++r) {
+      for (uint32_t i = 0; i < 2; ++i) EXPECT_EQ(per_rank[r][k * 2 + i], whole[k * 4 + r + 2 * i]);
+    }
+  }
+  EXPECT_EQ(rest, std::vector<std::vector<int64_t>>(whole.begin() + 60, whole.end()));
+  EXPECT_GT(*DocsOf(rest).rbegin(), 300u) << "documents appended after the save were read";
+}
+
 }  // namespace
 }  // namespace tokenfeed
