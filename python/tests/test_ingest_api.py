@@ -118,7 +118,10 @@ def test_ctrl_c_stops_the_run_and_the_same_call_resumes(tmp_path):
 
     f = tmp_path / "big.jsonl"
     write_jsonl(f, (f"document {i} " + "lorem ipsum dolor sit amet " * 20 for i in range(300_000)))
-    script = ("import sys, tokenfeed\n"
+    # Python raises KeyboardInterrupt only where SIGINT is not ignored, and a
+    # process started from a background job inherits it ignored: restore it.
+    script = ("import signal, sys, tokenfeed\n"
+              "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
               "print('started', flush=True)\n"
               "tokenfeed.ingest(sys.argv[1], to=sys.argv[2], tokenizer=sys.argv[3], partitions=2, threads=1,\n"
               "                 batch_bytes=4096, progress='never')\n"

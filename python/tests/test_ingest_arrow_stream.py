@@ -215,7 +215,10 @@ def test_ctrl_c_while_a_generator_feeds_the_stream(tmp_path):
     # signals every 100 ms and the reader stops at the next row once asked.
     # So the run stops with the topic consistent a few batches after 200 (not
     # at the end of the 10 000) and KeyboardInterrupt is raised.
+    # SIGINT restored: a process started from a background job inherits it
+    # ignored, and Python then never raises KeyboardInterrupt.
     script = ("import os, signal, sys, time, pyarrow as pa, tokenfeed\n"
+              "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
               "schema = pa.schema([('text', pa.string())])\n"
               "def gen():\n"
               "    for i in range(10_000):\n"
