@@ -19,7 +19,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-
 std::string Num(uint64_t v) { return std::to_string(v); }
 
 std::span<const uint8_t> Bytes(const std::string& s) {
