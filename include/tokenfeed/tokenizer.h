@@ -32,13 +32,14 @@ struct TokenizerOptions {
   // The word cache's bound, per encoding thread and tokenizer: the BPE
   // results of up to this many distinct pre-tokenized words are kept, so a
   // word seen before costs a lookup instead of a merge loop. Memory grows
-  // with the words seen: a table of 32-byte slots (16 MiB at the default,
+  // with the words seen: a table of 32-byte slots (32 MiB at the default,
   // once full), plus 4 bytes an id of words of several tokens and the bytes
-  // of words over 16 bytes (20-30 MB a thread in all on mixed multilingual
-  // text); when full the cache is emptied and fills again. Larger suits a
-  // long run over text of a wide vocabulary; smaller bounds memory with many
-  // threads. 1 to 2^26; ids never depend on it.
-  size_t word_cache_entries = size_t{1} << 18;
+  // of words over 16 bytes (about 45 MB a thread in all once full, on mixed
+  // multilingual text). When full, the words found again since the last
+  // time it was full stay (up to half the bound) and the rest go. Larger
+  // suits a long run over text of a wide vocabulary; smaller bounds memory
+  // with many threads. 1 to 2^26; ids never depend on it.
+  size_t word_cache_entries = size_t{1} << 19;
 };
 
 struct EncodeOptions {

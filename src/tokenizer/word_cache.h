@@ -4,12 +4,14 @@
 // by two machine words read straight from the text, so a lookup is a
 // multiply, one slot load and two compares; longer pieces (up to
 // kMaxWordBytes) keep their bytes in an arena. Memory is bounded: the table
-// starts small and doubles as it fills, up to room for max_entries; at that
-// limit it is cleared wholesale (cheap; real text refills the hot words at
-// once). Memory: 32-byte slots, a power of two of them at most 3/4 full
-// (16 MiB for 262,144 words), plus the ids of multi-token words and the
-// bytes of words over 16 bytes in two arenas that keep their size when the
-// cache is emptied.
+// starts small and doubles as it fills, up to room for max_entries. At that
+// limit it is swept: the words found again since the last sweep stay (up to
+// half the bound, in slot order), every other word goes, and both arenas are
+// compacted. So the hot words of a long run of text whose distinct words
+// outnumber the bound survive each sweep, and a word met once and never
+// again is dropped at the next one. Memory: 32-byte slots, a power of two of
+// them at most 3/4 full (32 MiB for 524,288 words), plus the ids of
+// multi-token words and the bytes of words over 16 bytes in two arenas.
 // Not thread-safe: each encoding thread owns one (inside its BpeScratch).
 #pragma once
 
@@ -65,8 +67,8 @@ class WordCache {
     return k;
   }
 
-  // The default: 262,144 words, about 24 MB once full (TokenizerOptions).
-  static constexpr size_t kDefaultMaxEntries = size_t{1} << 18;
+  // The default: 524,288 words, about 45 MB once full (TokenizerOptions).
+  static constexpr size_t kDefaultMaxEntries = size_t{1} << 19;
   // The table's first size: room for this many words (or max_entries).
   static constexpr size_t kInitialEntries = size_t{1} << 14;
 
@@ -74,16 +76,18 @@ class WordCache {
     Allocate(std::min(max_entries_, kInitialEntries));
   }
 
-  // HOT PATH. Returns false when `word` is not cached. The ids stay valid
-  // until the next Insert or Clear.
-  bool Find(std::string_view word, const Key& key, std::span<const uint32_t>* ids) const {
+  // HOT PATH. Returns false when `word` is not cached; a word found is
+  // marked to survive the next sweep. The ids stay valid until the next
+  // Insert or Clear.
+  bool Find(std::string_view word, const Key& key, std::span<const uint32_t>* ids) {
     size_t i = key.hash & mask_;
     while (true) {
-      const Slot& s = slots_[i];
+      Slot& s = slots_[i];
       if (s.len == kEmpty) return false;
       if (s.len == key.len && s.w0 == key.w0 && s.w1 == key.w1 &&
           (key.len <= 16 || (s.hash == static_cast<uint32_t>(key.hash) &&
                              std::memcmp(long_keys_.data() + s.key_offset, word.data(), word.size()) == 0))) {
+        if (!s.found) s.found = 1;  // a store only the first time after a sweep
         *ids = s.ids_len == 1 ? std::span<const uint32_t>(&s.value, 1)
                               : std::span<const uint32_t>(ids_.data() + s.value, s.ids_len);
         return true;
@@ -93,9 +97,9 @@ class WordCache {
   }
 
   void Insert(std::string_view word, const Key& key, std::span<const uint32_t> ids) {
-    if (word.size() > kMaxWordBytes) return;
+    if (word.size() > kMaxWordBytes || ids.size() > UINT8_MAX) return;
     if (size_ >= max_entries_) {
-      Clear();
+      Sweep();
     } else if (size_ >= room_) {
       Grow();
     }
@@ -106,7 +110,8 @@ class WordCache {
     s.w1 = key.w1;
     s.hash = static_cast<uint32_t>(key.hash);
     s.len = static_cast<uint16_t>(key.len);
-    s.ids_len = static_cast<uint16_t>(ids.size());
+    s.ids_len = static_cast<uint8_t>(ids.size());
+    s.found = 0;
     s.key_offset = 0;
     if (word.size() > 16) {
       s.key_offset = static_cast<uint32_t>(long_keys_.size());
@@ -129,6 +134,8 @@ class WordCache {
   }
 
   size_t size() const { return size_; }
+  // Sweeps done so far (each when the cache was full).
+  uint64_t sweeps() const { return sweeps_; }
   // Slots in the table now (it grows up to room for max_entries words).
   size_t capacity() const { return slots_.size(); }
 
@@ -140,6 +147,45 @@ class WordCache {
     slots_.assign(cap, Slot{});
     mask_ = cap - 1;
     room_ = std::min(max_entries_, cap * 3 / 4);
+  }
+
+  // Keeps the words found since the last sweep, up to half the bound (the
+  // first ones in slot order when more were found), each in a fresh slot
+  // and with its bytes and ids copied to new arenas; drops the rest. The
+  // table keeps its size. O(slots) work once per at least max_entries / 2
+  // inserts.
+  void Sweep() {
+    ++sweeps_;
+    const size_t keep_at_most = max_entries_ / 2;
+    std::vector<Slot> kept;
+    kept.reserve(std::min(keep_at_most, size_));
+    std::string long_keys;
+    std::vector<uint32_t> ids;
+    for (Slot& s : slots_) {
+      if (s.len == kEmpty) continue;
+      if (s.found && kept.size() < keep_at_most) {
+        Slot k = s;
+        k.found = 0;
+        if (k.len > 16) {
+          k.key_offset = static_cast<uint32_t>(long_keys.size());
+          long_keys.append(long_keys_, s.key_offset, s.len);
+        }
+        if (k.ids_len != 1) {
+          k.value = static_cast<uint32_t>(ids.size());
+          ids.insert(ids.end(), ids_.begin() + s.value, ids_.begin() + s.value + s.ids_len);
+        }
+        kept.push_back(k);
+      }
+      s.len = kEmpty;
+    }
+    long_keys_ = std::move(long_keys);
+    ids_ = std::move(ids);
+    for (const Slot& k : kept) {
+      size_t i = k.hash & mask_;
+      while (slots_[i].len != kEmpty) i = (i + 1) & mask_;
+      slots_[i] = k;
+    }
+    size_ = kept.size();
   }
 
   // Twice the slots; every word moves to its place in the new table. A
@@ -157,13 +203,15 @@ class WordCache {
   }
 
   static constexpr uint16_t kEmpty = UINT16_MAX;
+  static_assert(kMaxWordBytes <= UINT8_MAX);
   // 32 bytes: two slots to a cache line. A word of one token (most of them)
   // keeps the id in the slot itself.
   struct Slot {
     uint64_t w0 = 0, w1 = 0;
     uint32_t hash = 0;       // low half; compared only for words over 16 bytes
     uint16_t len = kEmpty;
-    uint16_t ids_len = 0;
+    uint8_t ids_len = 0;     // at most kMaxWordBytes: a token has at least one byte
+    uint8_t found = 0;       // found by Find since the last sweep
     uint32_t value = 0;      // the id when ids_len is 1, else the offset of the ids in ids_
     uint32_t key_offset = 0;
   };
@@ -174,6 +222,7 @@ class WordCache {
   size_t mask_ = 0;
   size_t room_ = 0;  // words the table takes before it grows
   size_t size_ = 0;
+  uint64_t sweeps_ = 0;
   std::string long_keys_;
   std::vector<uint32_t> ids_;
 };

@@ -82,15 +82,98 @@ TEST(WordCacheTest, GrowsAsItFillsKeepingEveryWordThenClearsAtItsBound) {
     EXPECT_EQ(got[0], i);
     EXPECT_EQ(got.back(), i + i % 3);
   }
-  // The next word starts again from empty, in the table it has grown to.
+  // Every word was found above, so the next word sweeps the full cache to
+  // half its bound: the first words in slot order stay, with their ids; the
+  // table keeps the size it has grown to.
   const size_t grown = cache.capacity();
   const std::string w = "one more";
   const uint32_t id = 7;
   cache.Insert(w, WordCache::MakeKey(w), std::span<const uint32_t>(&id, 1));
-  EXPECT_EQ(cache.size(), 1u);
+  EXPECT_EQ(cache.sweeps(), 1u);
+  EXPECT_EQ(cache.size(), 50000u + 1);
   EXPECT_EQ(cache.capacity(), grown);
-  std::span<const uint32_t> got;
-  EXPECT_FALSE(cache.Find(word(5), WordCache::MakeKey(word(5)), &got));
+  size_t kept = 0;
+  for (uint32_t i = 0; i < 100000; ++i) {
+    const std::string k = word(i);
+    std::span<const uint32_t> got;
+    if (!cache.Find(k, WordCache::MakeKey(k), &got)) continue;
+    ++kept;
+    ASSERT_EQ(got.size(), 1 + i % 3) << k;
+    EXPECT_EQ(got[0], i);
+    EXPECT_EQ(got.back(), i + i % 3);
+  }
+  EXPECT_EQ(kept, 50000u);
+}
+
+// A sweep keeps exactly the words found since the last one -- short and long
+// keys, one id and several -- and drops the words only inserted; a word
+// kept by one sweep and not found again is dropped by the next.
+TEST(WordCacheTest, ASweepKeepsTheWordsFoundSinceTheLastOne) {
+  WordCache cache(64);
+  auto word = [](uint32_t i) { return (i % 2 ? std::string(30, 'L') : std::string("s")) + std::to_string(i); };
+  auto insert = [&](uint32_t i) {
+    const std::string w = word(i);
+    const uint32_t ids[3] = {i, i + 100, i + 200};
+    cache.Insert(w, WordCache::MakeKey(w), std::span<const uint32_t>(ids, 1 + i % 3));
+  };
+  auto find = [&](uint32_t i) {
+    const std::string w = word(i);
+    std::span<const uint32_t> got;
+    if (!cache.Find(w, WordCache::MakeKey(w), &got)) return false;
+    EXPECT_EQ(got.size(), 1 + i % 3) << w;
+    EXPECT_EQ(got[0], i) << w;
+    EXPECT_EQ(got.back(), i + 100 * (i % 3)) << w;
+    return true;
+  };
+  for (uint32_t i = 0; i < 64; ++i) insert(i);
+  EXPECT_EQ(cache.sweeps(), 0u);
+  for (uint32_t i = 0; i < 10; ++i) ASSERT_TRUE(find(i));  // the hot words
+  insert(64);  // full: the sweep keeps the ten found
+  EXPECT_EQ(cache.sweeps(), 1u);
+  EXPECT_EQ(cache.size(), 11u);
+  for (uint32_t i = 0; i < 10; ++i) EXPECT_TRUE(find(i)) << i;
+  for (uint32_t i = 10; i < 64; ++i) EXPECT_FALSE(find(i)) << i;
+  // 0-9 were found again just above, so the next sweep keeps them; after it
+  // only 0-4 are found, so the one after that drops 5-9.
+  for (uint32_t i = 65; i < 118; ++i) insert(i);  // 11 + 53 = 64: full again
+  EXPECT_EQ(cache.size(), 64u);
+  insert(118);  // second sweep: 0-9 were found since the first, nothing else
+  EXPECT_EQ(cache.sweeps(), 2u);
+  EXPECT_EQ(cache.size(), 11u);
+  for (uint32_t i = 0; i < 5; ++i) EXPECT_TRUE(find(i)) << i;
+  for (uint32_t i = 119; i < 172; ++i) insert(i);
+  insert(172);  // third sweep: only 0-4 were found since the second
+  EXPECT_EQ(cache.sweeps(), 3u);
+  EXPECT_EQ(cache.size(), 6u);
+  for (uint32_t i = 0; i < 5; ++i) EXPECT_TRUE(find(i)) << i;
+  for (uint32_t i = 5; i < 10; ++i) EXPECT_FALSE(find(i)) << i;
+  EXPECT_TRUE(find(172));
+}
+
+// Hot words among a stream of words seen once (the shape of a long run of
+// real text): each hot word misses once, however long the stream, where
+// emptying the cache at its bound would lose them all at every emptying.
+TEST(WordCacheTest, HotWordsOutliveAStreamOfWordsSeenOnce) {
+  WordCache cache(256);
+  size_t hot_misses = 0;
+  for (uint32_t i = 0; i < 20000; ++i) {
+    const std::string hot = "hot" + std::to_string(i % 16);
+    std::span<const uint32_t> got;
+    if (!cache.Find(hot, WordCache::MakeKey(hot), &got)) {
+      ++hot_misses;
+      const uint32_t id = i % 16;
+      cache.Insert(hot, WordCache::MakeKey(hot), std::span<const uint32_t>(&id, 1));
+    } else {
+      ASSERT_EQ(got.size(), 1u);
+      EXPECT_EQ(got[0], i % 16);
+    }
+    const std::string once = "once" + std::to_string(i);
+    const uint32_t id = i;
+    cache.Insert(once, WordCache::MakeKey(once), std::span<const uint32_t>(&id, 1));
+    ASSERT_LE(cache.size(), 256u);
+  }
+  EXPECT_EQ(cache.sweeps(), 83u);  // the 16 kept, then 240 words seen once, each time
+  EXPECT_EQ(hot_misses, 16u);
 }
 
 }  // namespace
