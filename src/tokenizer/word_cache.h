@@ -5,13 +5,16 @@
 // multiply, one slot load and two compares; longer pieces (up to
 // kMaxWordBytes) keep their bytes in an arena. Memory is bounded: the table
 // starts small and doubles as it fills, up to room for max_entries. At that
-// limit it is swept: the words found again since the last sweep stay (up to
-// half the bound, in slot order), every other word goes, and both arenas are
-// compacted. So the hot words of a long run of text whose distinct words
+// limit, or when the arenas below would pass their budget, it is swept: the
+// words found again since the last sweep stay (up to half the bound and half
+// the arena budget, in slot order), every other word goes, and both arenas
+// are compacted. So the hot words of a long run of text whose distinct words
 // outnumber the bound survive each sweep, and a word met once and never
 // again is dropped at the next one. Memory: 32-byte slots, a power of two of
 // them at most 3/4 full (32 MiB for 524,288 words), plus the ids of
-// multi-token words and the bytes of words over 16 bytes in two arenas.
+// multi-token words and the bytes of words over 16 bytes in two arenas of
+// at most kArenaBytesPerEntry bytes a word of the bound together (16 MiB at
+// the default; a sweep briefly holds half that again), whatever the text.
 // The table is offered huge pages when it reaches 2 MiB (HugePageAllocator):
 // a probe is a random access into tens of MiB, and with 4 KiB pages most of
 // them also missed the TLB (5-8 % faster on text seen before, measured).
@@ -72,12 +75,18 @@ class WordCache {
     return k;
   }
 
+  // The arenas' budget, in bytes per word of the bound: real text needs
+  // about 24 (long words' bytes, multi-token words' ids); words of many
+  // bytes and tokens sweep sooner instead of growing memory. The 2^26 words
+  // the bound may be keep the offsets into the arenas within 32 bits.
+  static constexpr size_t kArenaBytesPerEntry = 32;
   // The default: 524,288 words, about 45 MB once full (TokenizerOptions).
   static constexpr size_t kDefaultMaxEntries = size_t{1} << 19;
   // The table's first size: room for this many words (or max_entries).
   static constexpr size_t kInitialEntries = size_t{1} << 14;
 
-  explicit WordCache(size_t max_entries = kDefaultMaxEntries) : max_entries_(std::max<size_t>(max_entries, 1)) {
+  explicit WordCache(size_t max_entries = kDefaultMaxEntries)
+      : max_entries_(std::max<size_t>(max_entries, 1)), arena_budget_(max_entries_ * kArenaBytesPerEntry) {
     Allocate(std::min(max_entries_, kInitialEntries));
   }
 
@@ -103,7 +112,9 @@ class WordCache {
 
   void Insert(std::string_view word, const Key& key, std::span<const uint32_t> ids) {
     if (word.size() > kMaxWordBytes || ids.size() > UINT8_MAX) return;
-    if (size_ >= max_entries_) {
+    const size_t need = ArenaBytesOf(word.size(), ids.size());
+    if (need > arena_budget_ / 2) return;  // only with a tiny bound
+    if (size_ >= max_entries_ || arena_bytes() + need > arena_budget_) {
       Sweep();
     } else if (size_ >= room_) {
       Grow();
@@ -139,6 +150,9 @@ class WordCache {
   }
 
   size_t size() const { return size_; }
+  // Bytes held in the arenas, and their budget.
+  size_t arena_bytes() const { return long_keys_.size() + ids_.size() * sizeof(uint32_t); }
+  size_t arena_budget() const { return arena_budget_; }
   // Sweeps done so far (each when the cache was full).
   uint64_t sweeps() const { return sweeps_; }
   // Slots in the table now (it grows up to room for max_entries words).
@@ -154,21 +168,29 @@ class WordCache {
     room_ = std::min(max_entries_, cap * 3 / 4);
   }
 
-  // Keeps the words found since the last sweep, up to half the bound (the
-  // first ones in slot order when more were found), each in a fresh slot
-  // and with its bytes and ids copied to new arenas; drops the rest. The
-  // table keeps its size. O(slots) work once per at least max_entries / 2
-  // inserts.
+  // The arena bytes a word of `bytes` bytes and `ids` ids takes.
+  static size_t ArenaBytesOf(size_t bytes, size_t ids) {
+    return (bytes > 16 ? bytes : 0) + (ids > 1 ? ids * sizeof(uint32_t) : 0);
+  }
+
+  // Keeps the words found since the last sweep, up to half the bound and
+  // half the arena budget (the first ones in slot order when more were
+  // found), each in a fresh slot and with its bytes and ids copied to new
+  // arenas; drops the rest. The table keeps its size. O(slots) work once per
+  // at least max_entries / 2 inserts or arena_budget / 2 bytes.
   void Sweep() {
     ++sweeps_;
     const size_t keep_at_most = max_entries_ / 2;
+    size_t kept_bytes = 0;
     std::vector<Slot> kept;
     kept.reserve(std::min(keep_at_most, size_));
     std::string long_keys;
     std::vector<uint32_t> ids;
     for (Slot& s : slots_) {
       if (s.len == kEmpty) continue;
-      if (s.found && kept.size() < keep_at_most) {
+      const size_t bytes = ArenaBytesOf(s.len, s.ids_len);
+      if (s.found && kept.size() < keep_at_most && kept_bytes + bytes <= arena_budget_ / 2) {
+        kept_bytes += bytes;
         Slot k = s;
         k.found = 0;
         if (k.len > 16) {
@@ -223,6 +245,7 @@ class WordCache {
   static_assert(sizeof(Slot) == 32);
 
   size_t max_entries_;
+  size_t arena_budget_;
   std::vector<Slot, HugePageAllocator<Slot>> slots_;
   size_t mask_ = 0;
   size_t room_ = 0;  // words the table takes before it grows

@@ -15,7 +15,7 @@ namespace {
 // against a std::map; words that differ in one byte must not collide.
 TEST(WordCacheTest, FindsWhatWasInsertedAndNothingElse) {
   std::mt19937 rng(3);
-  WordCache cache(1 << 12);
+  WordCache cache(1 << 14);  // room for all 3000, their bytes and ids included
   std::map<std::string, std::vector<uint32_t>> want;
   std::vector<std::string> words;
   for (int i = 0; i < 3000; ++i) {
@@ -148,6 +148,38 @@ TEST(WordCacheTest, ASweepKeepsTheWordsFoundSinceTheLastOne) {
   for (uint32_t i = 0; i < 5; ++i) EXPECT_TRUE(find(i)) << i;
   for (uint32_t i = 5; i < 10; ++i) EXPECT_FALSE(find(i)) << i;
   EXPECT_TRUE(find(172));
+}
+
+// Words of the most bytes and tokens a word can have: the arenas never pass
+// their budget (so memory stays bounded whatever the text), sweeps come from
+// the budget before the entry bound, and every word is found after its
+// insert with its ids.
+TEST(WordCacheTest, TheArenasStayWithinTheirBudgetForTheLongestWords) {
+  WordCache cache(64);
+  EXPECT_EQ(cache.arena_budget(), 64 * WordCache::kArenaBytesPerEntry);
+  std::vector<uint32_t> ids(WordCache::kMaxWordBytes);
+  for (uint32_t i = 0; i < 2000; ++i) {
+    std::string w = std::to_string(i);
+    w.resize(WordCache::kMaxWordBytes, static_cast<char>('a' + i % 26));
+    for (uint32_t j = 0; j < ids.size(); ++j) ids[j] = i * 1000 + j;
+    cache.Insert(w, WordCache::MakeKey(w), ids);
+    ASSERT_LE(cache.arena_bytes(), cache.arena_budget()) << i;
+    std::span<const uint32_t> got;
+    ASSERT_TRUE(cache.Find(w, WordCache::MakeKey(w), &got)) << i;
+    ASSERT_EQ(std::vector<uint32_t>(got.begin(), got.end()), ids) << i;
+  }
+  // 96 + 384 bytes a word: four fit the budget of 2,048, so most sweeps
+  // came long before 64 words.
+  EXPECT_LE(cache.size(), 4u);
+  EXPECT_GE(cache.sweeps(), 2000u / 4);
+  // A word that would take more than half the budget alone is not cached.
+  WordCache tiny(1);
+  const std::string w(40, 'x');
+  const uint32_t two[2] = {1, 2};
+  tiny.Insert(w, WordCache::MakeKey(w), two);
+  std::span<const uint32_t> got;
+  EXPECT_FALSE(tiny.Find(w, WordCache::MakeKey(w), &got));
+  EXPECT_EQ(tiny.arena_bytes(), 0u);
 }
 
 // Hot words among a stream of words seen once (the shape of a long run of
