@@ -2,6 +2,7 @@
 // slow or to fail: which failure is reported, and the stop flag.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <string>
@@ -11,6 +12,8 @@
 #include "base/utf8.h"
 #include "tokenfeed/tokenizer.h"
 #include "tokenizer/byte_level_alphabet.h"
+#include "tokenizer/test_tokenizers.h"
+#include "tokenizer/tokenizer_impl.h"
 
 namespace tokenfeed {
 namespace {
@@ -76,6 +79,45 @@ TEST(EncodeBatchTest, AStopRequestEndsABatchOfSlowTextsEarly) {
   stopper.join();
   EXPECT_EQ(s.code(), StatusCode::kAborted) << s.ToString();
   EXPECT_LT(seconds, 20.0);
+}
+
+// A batch's worker threads are new each call, but the scratches they encode
+// with (word caches included) are lent by the tokenizer and kept: the next
+// call takes the same ones, at most one a core are kept, and the ids are the
+// same as the single-text path's every time.
+TEST(EncodeBatchTest, WorkersScratchesAndTheirWordCachesAreKeptBetweenCalls) {
+  auto tok = tokenizer::LoadTestTokenizer("deepseek_v3");
+  if (!tok) GTEST_SKIP() << "tokenizer files not present (run scripts/setup.sh)";
+  const auto& impl = static_cast<const tokenizer::TokenizerImpl&>(*tok);
+  std::vector<std::string> texts;
+  for (int i = 0; i < 400; ++i) {
+    std::string t;
+    for (int w = 0; w < 120; ++w) t += " word" + std::to_string((i * 131 + w * 7) % 997) + (w % 9 ? "" : ",");
+    texts.push_back(t);  // about 1.1 KB each: 440 KB, enough for two workers
+  }
+  std::vector<std::string_view> views(texts.begin(), texts.end());
+  std::vector<std::vector<TokenId>> want(texts.size());
+  for (size_t i = 0; i < texts.size(); ++i) ASSERT_TRUE(tok->Encode(texts[i], &want[i]).ok());
+  EXPECT_TRUE(impl.kept_batch_scratches().empty());
+  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::vector<TokenId>> got;
+  ASSERT_TRUE(tok->EncodeBatch(views, &got, {}, 2).ok());
+  EXPECT_EQ(got, want);
+  const std::vector<const tokenizer::EncodeScratch*> first = impl.kept_batch_scratches();
+  ASSERT_EQ(first.size(), std::min<size_t>(2, cores));
+  for (const tokenizer::EncodeScratch* s : first) EXPECT_GT(s->bpe.cache.size(), 0u);  // warm
+  ASSERT_TRUE(tok->EncodeBatch(views, &got, {}, 2).ok());
+  EXPECT_EQ(got, want);
+  std::vector<const tokenizer::EncodeScratch*> second = impl.kept_batch_scratches();
+  std::sort(second.begin(), second.end());
+  std::vector<const tokenizer::EncodeScratch*> sorted_first = first;
+  std::sort(sorted_first.begin(), sorted_first.end());
+  EXPECT_EQ(second, sorted_first);  // the same scratches, not new ones
+  // Many more workers than cores: no more than one scratch a core is kept.
+  ASSERT_TRUE(tok->EncodeBatch(views, &got, {}, 16).ok());
+  EXPECT_EQ(got, want);
+  EXPECT_LE(impl.kept_batch_scratches().size(), cores);
+  EXPECT_GE(impl.kept_batch_scratches().size(), first.size());
 }
 
 }  // namespace

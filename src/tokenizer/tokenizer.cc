@@ -108,6 +108,36 @@ void TokenizerImpl::EncodeValid(std::string_view text, bool split_special, Encod
   }
 }
 
+std::unique_ptr<EncodeScratch> TokenizerImpl::BorrowBatchScratch() const {
+  {
+    std::lock_guard<std::mutex> lock(batch_scratch_mu_);
+    if (!batch_scratches_.empty()) {
+      std::unique_ptr<EncodeScratch> s = std::move(batch_scratches_.back());
+      batch_scratches_.pop_back();
+      return s;
+    }
+  }
+  return std::make_unique<EncodeScratch>(word_cache_entries_);
+}
+
+void TokenizerImpl::ReturnBatchScratch(std::unique_ptr<EncodeScratch> scratch) const noexcept {
+  const size_t keep = std::max(1u, std::thread::hardware_concurrency());
+  std::lock_guard<std::mutex> lock(batch_scratch_mu_);
+  if (batch_scratches_.size() >= keep) return;  // more workers than cores: this one is freed
+  try {
+    batch_scratches_.push_back(std::move(scratch));
+  } catch (...) {
+    // No room to keep it: it is freed, and the next call makes a new one.
+  }
+}
+
+std::vector<const EncodeScratch*> TokenizerImpl::kept_batch_scratches() const {
+  std::lock_guard<std::mutex> lock(batch_scratch_mu_);
+  std::vector<const EncodeScratch*> kept;
+  for (const auto& s : batch_scratches_) kept.push_back(s.get());
+  return kept;
+}
+
 Status TokenizerImpl::EncodeWith(std::string_view text, const EncodeOptions& options, EncodeScratch* scratch,
                                  std::vector<TokenId>* ids) const {
   try {
@@ -190,7 +220,14 @@ Status TokenizerImpl::EncodeBatch(std::span<const std::string_view> texts, std::
   // Nothing may leave a worker thread (RunWorkers keeps what escapes); a text
   // whose encoding throws fails alone (EncodeWith turns it into its Status).
   Status pool = RunWorkers(n, "encoding a batch", [&](unsigned) {
-    EncodeScratch* scratch = ThreadScratch();
+    // A kept scratch, so that a word cache warmed by one call serves the
+    // next (the worker threads themselves are new each call).
+    struct Lent {
+      const TokenizerImpl* owner;
+      std::unique_ptr<EncodeScratch> scratch;
+      ~Lent() { owner->ReturnBatchScratch(std::move(scratch)); }
+    } lent{this, BorrowBatchScratch()};
+    EncodeScratch* scratch = lent.scratch.get();
     constexpr size_t kChunk = 16;
     while (true) {
       size_t begin = next.fetch_add(kChunk);

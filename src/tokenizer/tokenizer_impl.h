@@ -2,11 +2,16 @@
 // added tokens, normalizer, pre-tokenizer, BPE, post-processor, decoder --
 // and the per-thread scratch that encoding uses. Built by tokenizer_json.cc;
 // the encode and decode paths are in tokenizer.cc.
-// Immutable after construction; each thread encodes with its own scratch.
+// Immutable after construction but for the batch scratches below; each
+// thread encodes with its own scratch: a thread's own for Encode, one lent by
+// the tokenizer for each worker of EncodeBatch. The lent ones are kept
+// between calls (up to one a core), so their word caches outlive the
+// threads of one call; they are freed with the tokenizer.
 #pragma once
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -72,6 +77,12 @@ class TokenizerImpl final : public Tokenizer {
   Status EncodeWith(std::string_view text, const EncodeOptions& options, EncodeScratch* scratch,
                     std::vector<TokenId>* ids) const;
   EncodeScratch* ThreadScratch() const;
+  // A scratch for one EncodeBatch worker: one kept from an earlier call
+  // (its word cache warm) or a new one; given back when the worker ends.
+  std::unique_ptr<EncodeScratch> BorrowBatchScratch() const;
+  void ReturnBatchScratch(std::unique_ptr<EncodeScratch> scratch) const noexcept;
+  // The batch scratches kept now (tests).
+  std::vector<const EncodeScratch*> kept_batch_scratches() const;
   // Decode for DecoderKind::kChain: token texts through the TokenDecoder.
   Result<std::string> DecodeTokenTexts(std::span<const TokenId> ids, const DecodeOptions& options) const;
   const BpeModel& model() const { return model_; }
@@ -91,6 +102,9 @@ class TokenizerImpl final : public Tokenizer {
   std::optional<TokenId> bos_, eos_;
   uint64_t uid_;
   size_t word_cache_entries_ = WordCache::kDefaultMaxEntries;
+  // Batch scratches between calls, at most max(1, hardware threads).
+  mutable std::mutex batch_scratch_mu_;
+  mutable std::vector<std::unique_ptr<EncodeScratch>> batch_scratches_;
 };
 
 }  // namespace tokenfeed::tokenizer
