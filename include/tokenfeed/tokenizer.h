@@ -34,11 +34,14 @@ struct TokenizerOptions {
   // word seen before costs a lookup instead of a merge loop. Memory grows
   // with the words seen: a table of 32-byte slots (32 MiB at the default,
   // once full), plus 4 bytes an id of words of several tokens and the bytes
-  // of words over 16 bytes (about 45 MB a thread in all once full, on mixed
-  // multilingual text). When full, the words found again since the last
-  // time it was full stay (up to half the bound) and the rest go. Larger
-  // suits a long run over text of a wide vocabulary; smaller bounds memory
-  // with many threads. 1 to 2^26; ids never depend on it.
+  // of words over 16 bytes, within a budget of 32 bytes a word of the bound
+  // (about 44 MB a thread in all once full on mixed multilingual text; at
+  // most about 80 MiB whatever the text). When full, the words found again
+  // since the last time it was full stay (up to half the bound) and the rest
+  // go. EncodeBatch keeps its workers' caches between calls, up to one a
+  // core, for the tokenizer's life. Larger suits a long run over text of a
+  // wide vocabulary; smaller bounds memory with many threads. 1 to 2^26; ids
+  // never depend on it.
   size_t word_cache_entries = size_t{1} << 19;
 };
 

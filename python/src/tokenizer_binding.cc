@@ -301,7 +301,7 @@ void RegisterTokenizer(nb::module_& m) {
                   "path: the file. fast_pretokenizers: use the hand-written scanners for the known split "
                   "patterns (the same output as the regex, faster); False runs the regex engine. "
                   "word_cache_entries: how many distinct words each encoding thread keeps the BPE result "
-                  "of, 1 to 2**26 (the default 524288 takes about 45 MB a thread once full, on mixed text); the ids never "
+                  "of, 1 to 2**26 (the default 524288 takes about 44 MB a thread once full on mixed text, at most about 80 MiB; encode_batch keeps up to one such cache a core between calls); the ids never "
                   "depend on it.\n"
                   "Raises NotFoundError for a missing file, UnsupportedError for a model other than "
                   "BPE or an option tokenfeed does not implement, InvalidArgumentError for a malformed file.")

@@ -26,9 +26,14 @@ TEST(HugePageAllocatorTest, LargeArraysAreAlignedToHugePagesAndSmallOnesAreOrdin
   EXPECT_EQ(reinterpret_cast<uintptr_t>(small.data()) % HugePageAllocator<uint64_t>::kHugePage, 0u);
 }
 
+// Sizes whose bytes overflow, and sizes that fit but whose rounding up to
+// a whole huge page would wrap around, are refused, not allocated short.
 TEST(HugePageAllocatorTest, AnImpossibleSizeThrowsInsteadOfOverflowing) {
   HugePageAllocator<uint64_t> a;
   EXPECT_THROW((void)a.allocate(SIZE_MAX / 4), std::bad_array_new_length);
+  HugePageAllocator<char> c;
+  EXPECT_THROW((void)c.allocate(SIZE_MAX - 100), std::bad_array_new_length);
+  EXPECT_THROW((void)c.allocate(SIZE_MAX - HugePageAllocator<char>::kHugePage + 1), std::bad_array_new_length);
 }
 
 }  // namespace

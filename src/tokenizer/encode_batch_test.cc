@@ -90,10 +90,10 @@ TEST(EncodeBatchTest, WorkersScratchesAndTheirWordCachesAreKeptBetweenCalls) {
   if (!tok) GTEST_SKIP() << "tokenizer files not present (run scripts/setup.sh)";
   const auto& impl = static_cast<const tokenizer::TokenizerImpl&>(*tok);
   std::vector<std::string> texts;
-  for (int i = 0; i < 400; ++i) {
+  for (int i = 0; i < 1000; ++i) {
     std::string t;
     for (int w = 0; w < 120; ++w) t += " word" + std::to_string((i * 131 + w * 7) % 997) + (w % 9 ? "" : ",");
-    texts.push_back(t);  // about 1.1 KB each: 440 KB, enough for two workers
+    texts.push_back(t);  // about 1 KB each: enough for 16 workers of 64 KiB
   }
   std::vector<std::string_view> views(texts.begin(), texts.end());
   std::vector<std::vector<TokenId>> want(texts.size());
@@ -105,7 +105,11 @@ TEST(EncodeBatchTest, WorkersScratchesAndTheirWordCachesAreKeptBetweenCalls) {
   EXPECT_EQ(got, want);
   const std::vector<const tokenizer::EncodeScratch*> first = impl.kept_batch_scratches();
   ASSERT_EQ(first.size(), std::min<size_t>(2, cores));
-  for (const tokenizer::EncodeScratch* s : first) EXPECT_GT(s->bpe.cache.size(), 0u);  // warm
+  // Warm: a worker that started late may have found no text left, but one
+  // did the work.
+  size_t cached = 0;
+  for (const tokenizer::EncodeScratch* s : first) cached += s->bpe.cache.size();
+  EXPECT_GT(cached, 0u);
   ASSERT_TRUE(tok->EncodeBatch(views, &got, {}, 2).ok());
   EXPECT_EQ(got, want);
   std::vector<const tokenizer::EncodeScratch*> second = impl.kept_batch_scratches();
@@ -113,11 +117,10 @@ TEST(EncodeBatchTest, WorkersScratchesAndTheirWordCachesAreKeptBetweenCalls) {
   std::vector<const tokenizer::EncodeScratch*> sorted_first = first;
   std::sort(sorted_first.begin(), sorted_first.end());
   EXPECT_EQ(second, sorted_first);  // the same scratches, not new ones
-  // Many more workers than cores: no more than one scratch a core is kept.
+  // 16 workers, each with a scratch: no more than one a core is kept.
   ASSERT_TRUE(tok->EncodeBatch(views, &got, {}, 16).ok());
   EXPECT_EQ(got, want);
-  EXPECT_LE(impl.kept_batch_scratches().size(), cores);
-  EXPECT_GE(impl.kept_batch_scratches().size(), first.size());
+  EXPECT_EQ(impl.kept_batch_scratches().size(), std::min<size_t>(16, cores));
 }
 
 }  // namespace

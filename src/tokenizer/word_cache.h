@@ -12,9 +12,13 @@
 // outnumber the bound survive each sweep, and a word met once and never
 // again is dropped at the next one. Memory: 32-byte slots, a power of two of
 // them at most 3/4 full (32 MiB for 524,288 words), plus the ids of
-// multi-token words and the bytes of words over 16 bytes in two arenas of
-// at most kArenaBytesPerEntry bytes a word of the bound together (16 MiB at
-// the default; a sweep briefly holds half that again), whatever the text.
+// multi-token words and the bytes of words over 16 bytes in two arenas
+// holding at most kArenaBytesPerEntry bytes a word of the bound together (16
+// MiB at the default), whatever the text; as they grow by doubling, their
+// allocations can reach twice that. A sweep briefly adds its copies: the
+// kept slots and arenas, at most half the bound's slots and half the
+// budget (8 + 8 MiB at the default). Worst case at the default bound: about
+// 80 MiB; on real text about 44 MB.
 // The table is offered huge pages when it reaches 2 MiB (HugePageAllocator):
 // a probe is a random access into tens of MiB, and with 4 KiB pages most of
 // them also missed the TLB (5-8 % faster on text seen before, measured).
@@ -80,7 +84,7 @@ class WordCache {
   // bytes and tokens sweep sooner instead of growing memory. The 2^26 words
   // the bound may be keep the offsets into the arenas within 32 bits.
   static constexpr size_t kArenaBytesPerEntry = 32;
-  // The default: 524,288 words, about 45 MB once full (TokenizerOptions).
+  // The default: 524,288 words, about 44 MB once full (TokenizerOptions).
   static constexpr size_t kDefaultMaxEntries = size_t{1} << 19;
   // The table's first size: room for this many words (or max_entries).
   static constexpr size_t kInitialEntries = size_t{1} << 14;
@@ -119,26 +123,29 @@ class WordCache {
     } else if (size_ >= room_) {
       Grow();
     }
-    size_t i = key.hash & mask_;
-    while (slots_[i].len != kEmpty) i = (i + 1) & mask_;
-    Slot& s = slots_[i];
-    s.w0 = key.w0;
-    s.w1 = key.w1;
-    s.hash = static_cast<uint32_t>(key.hash);
-    s.len = static_cast<uint16_t>(key.len);
-    s.ids_len = static_cast<uint8_t>(ids.size());
-    s.found = 0;
-    s.key_offset = 0;
+    // The arenas first: if an append throws, no slot points at it (bytes
+    // appended before are only unused until the next sweep).
+    Slot n;
+    n.w0 = key.w0;
+    n.w1 = key.w1;
+    n.hash = static_cast<uint32_t>(key.hash);
+    n.ids_len = static_cast<uint8_t>(ids.size());
+    n.found = 0;
+    n.key_offset = 0;
     if (word.size() > 16) {
-      s.key_offset = static_cast<uint32_t>(long_keys_.size());
+      n.key_offset = static_cast<uint32_t>(long_keys_.size());
       long_keys_.append(word);
     }
     if (ids.size() == 1) {
-      s.value = ids[0];
+      n.value = ids[0];
     } else {
-      s.value = static_cast<uint32_t>(ids_.size());
+      n.value = static_cast<uint32_t>(ids_.size());
       ids_.insert(ids_.end(), ids.begin(), ids.end());
     }
+    n.len = static_cast<uint16_t>(key.len);
+    size_t i = key.hash & mask_;
+    while (slots_[i].len != kEmpty) i = (i + 1) & mask_;
+    slots_[i] = n;
     ++size_;
   }
 
@@ -159,13 +166,33 @@ class WordCache {
   size_t capacity() const { return slots_.size(); }
 
  private:
-  // A table with room for `entries` words at most 3/4 full.
-  void Allocate(size_t entries) {
+  static constexpr uint16_t kEmpty = UINT16_MAX;
+  static_assert(kMaxWordBytes <= UINT8_MAX);
+  // 32 bytes: two slots to a cache line. A word of one token (most of them)
+  // keeps the id in the slot itself.
+  struct Slot {
+    uint64_t w0 = 0, w1 = 0;
+    uint32_t hash = 0;       // low half; compared only for words over 16 bytes
+    uint16_t len = kEmpty;
+    uint8_t ids_len = 0;     // at most kMaxWordBytes: a token has at least one byte
+    uint8_t found = 0;       // found by Find since the last sweep
+    uint32_t value = 0;      // the id when ids_len is 1, else the offset of the ids in ids_
+    uint32_t key_offset = 0;
+  };
+  static_assert(sizeof(Slot) == 32);
+
+  // A table with room for `entries` words at most 3/4 full, every slot
+  // empty; `room` is set to what it takes. Nothing changes if it throws.
+  std::vector<Slot, HugePageAllocator<Slot>> NewTable(size_t entries, size_t* room) const {
     size_t cap = 16;
     while (cap * 3 < entries * 4) cap <<= 1;
-    slots_.assign(cap, Slot{});
-    mask_ = cap - 1;
-    room_ = std::min(max_entries_, cap * 3 / 4);
+    std::vector<Slot, HugePageAllocator<Slot>> table(cap, Slot{});
+    *room = std::min(max_entries_, cap * 3 / 4);
+    return table;
+  }
+  void Allocate(size_t entries) {
+    slots_ = NewTable(entries, &room_);
+    mask_ = slots_.size() - 1;
   }
 
   // The arena bytes a word of `bytes` bytes and `ids` ids takes.
@@ -181,16 +208,33 @@ class WordCache {
   void Sweep() {
     ++sweeps_;
     const size_t keep_at_most = max_entries_ / 2;
-    size_t kept_bytes = 0;
-    std::vector<Slot> kept;
-    kept.reserve(std::min(keep_at_most, size_));
-    std::string long_keys;
-    std::vector<uint32_t> ids;
-    for (Slot& s : slots_) {
-      if (s.len == kEmpty) continue;
+    // Which words stay: the first found ones in slot order, within both
+    // halves. One pass counts them, so the copies take exactly their room.
+    size_t count = 0, kept_bytes = 0, key_bytes = 0, id_count = 0;
+    auto stays = [&](const Slot& s) {
+      if (s.len == kEmpty || !s.found || count >= keep_at_most) return false;
       const size_t bytes = ArenaBytesOf(s.len, s.ids_len);
-      if (s.found && kept.size() < keep_at_most && kept_bytes + bytes <= arena_budget_ / 2) {
-        kept_bytes += bytes;
+      if (kept_bytes + bytes > arena_budget_ / 2) return false;
+      ++count;
+      kept_bytes += bytes;
+      return true;
+    };
+    for (const Slot& s : slots_) {
+      if (!stays(s)) continue;
+      if (s.len > 16) key_bytes += s.len;
+      if (s.ids_len != 1) id_count += s.ids_len;
+    }
+    std::vector<Slot> kept;
+    kept.reserve(count);
+    std::string long_keys;
+    long_keys.reserve(key_bytes);
+    std::vector<uint32_t> ids;
+    ids.reserve(id_count);
+    count = kept_bytes = 0;
+    // First the copies, which may throw with the cache unchanged; then the
+    // table is emptied and the kept words put back, which cannot.
+    for (const Slot& s : slots_) {
+      if (stays(s)) {
         Slot k = s;
         k.found = 0;
         if (k.len > 16) {
@@ -203,8 +247,8 @@ class WordCache {
         }
         kept.push_back(k);
       }
-      s.len = kEmpty;
     }
+    for (Slot& s : slots_) s.len = kEmpty;
     long_keys_ = std::move(long_keys);
     ids_ = std::move(ids);
     for (const Slot& k : kept) {
@@ -217,32 +261,24 @@ class WordCache {
 
   // Twice the slots; every word moves to its place in the new table. A
   // slot keeps the low 32 bits of its key's hash, which place it for any
-  // table of up to 2^32 slots.
+  // table of up to 2^32 slots. The new table is made before the old one is
+  // touched: if it cannot be had, the cache stays as it was (the insert
+  // that asked then throws).
   void Grow() {
-    std::vector<Slot, HugePageAllocator<Slot>> old = std::move(slots_);
-    Allocate(std::min(max_entries_, old.size() * 3 / 2));
-    for (const Slot& s : old) {
+    size_t room = 0;
+    std::vector<Slot, HugePageAllocator<Slot>> table = NewTable(std::min(max_entries_, slots_.size() * 3 / 2), &room);
+    const size_t mask = table.size() - 1;
+    for (const Slot& s : slots_) {
       if (s.len == kEmpty) continue;
-      size_t i = s.hash & mask_;
-      while (slots_[i].len != kEmpty) i = (i + 1) & mask_;
-      slots_[i] = s;
+      size_t i = s.hash & mask;
+      while (table[i].len != kEmpty) i = (i + 1) & mask;
+      table[i] = s;
     }
+    slots_.swap(table);
+    mask_ = mask;
+    room_ = room;
   }
 
-  static constexpr uint16_t kEmpty = UINT16_MAX;
-  static_assert(kMaxWordBytes <= UINT8_MAX);
-  // 32 bytes: two slots to a cache line. A word of one token (most of them)
-  // keeps the id in the slot itself.
-  struct Slot {
-    uint64_t w0 = 0, w1 = 0;
-    uint32_t hash = 0;       // low half; compared only for words over 16 bytes
-    uint16_t len = kEmpty;
-    uint8_t ids_len = 0;     // at most kMaxWordBytes: a token has at least one byte
-    uint8_t found = 0;       // found by Find since the last sweep
-    uint32_t value = 0;      // the id when ids_len is 1, else the offset of the ids in ids_
-    uint32_t key_offset = 0;
-  };
-  static_assert(sizeof(Slot) == 32);
 
   size_t max_entries_;
   size_t arena_budget_;

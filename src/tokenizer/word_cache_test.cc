@@ -46,7 +46,7 @@ TEST(WordCacheTest, FindsWhatWasInsertedAndNothingElse) {
   }
 }
 
-TEST(WordCacheTest, ClearsWhenFullAndKeepsWorking) {
+TEST(WordCacheTest, SweepsWhenFullAndKeepsWorking) {
   WordCache cache(64);
   for (uint32_t i = 0; i < 1000; ++i) {
     const std::string w = "word" + std::to_string(i);
@@ -60,7 +60,7 @@ TEST(WordCacheTest, ClearsWhenFullAndKeepsWorking) {
   }
 }
 
-TEST(WordCacheTest, GrowsAsItFillsKeepingEveryWordThenClearsAtItsBound) {
+TEST(WordCacheTest, GrowsAsItFillsKeepingEveryWordThenSweepsAtItsBound) {
   WordCache cache(100000);
   const size_t first = cache.capacity();
   EXPECT_LT(first, size_t{100000});  // it starts small
