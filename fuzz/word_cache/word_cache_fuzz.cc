@@ -64,8 +64,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (hit && !same(got, ids)) Fail("found with other ids", w);
     if (insert && !hit) {  // as the encoder does: a word is inserted after a miss
       cache.Insert(word, key, ids);
-      const size_t need = (word.size() > 16 ? word.size() : 0) + (ids.size() > 1 ? ids.size() * 4 : 0);
-      if (need <= cache.arena_budget() / 2) {
+      if (WordCache::ArenaBytesOf(word.size(), ids.size()) <= cache.arena_budget() / 2) {
         if (!cache.Find(word, key, &got)) Fail("not found after its insert", w);
         if (!same(got, ids)) Fail("found with other ids after its insert", w);
       }

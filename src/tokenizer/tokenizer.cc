@@ -121,7 +121,7 @@ std::unique_ptr<EncodeScratch> TokenizerImpl::BorrowBatchScratch() const {
 }
 
 void TokenizerImpl::ReturnBatchScratch(std::unique_ptr<EncodeScratch> scratch) const noexcept {
-  const size_t keep = std::max(1u, std::thread::hardware_concurrency());
+  static const size_t keep = std::max(1u, std::thread::hardware_concurrency());
   std::lock_guard<std::mutex> lock(batch_scratch_mu_);
   if (batch_scratches_.size() >= keep) return;  // more workers than cores: this one is freed
   try {

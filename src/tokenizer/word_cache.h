@@ -96,7 +96,7 @@ class WordCache {
 
   // HOT PATH. Returns false when `word` is not cached; a word found is
   // marked to survive the next sweep. The ids stay valid until the next
-  // Insert or Clear.
+  // Insert.
   bool Find(std::string_view word, const Key& key, std::span<const uint32_t>* ids) {
     size_t i = key.hash & mask_;
     while (true) {
@@ -130,8 +130,6 @@ class WordCache {
     n.w1 = key.w1;
     n.hash = static_cast<uint32_t>(key.hash);
     n.ids_len = static_cast<uint8_t>(ids.size());
-    n.found = 0;
-    n.key_offset = 0;
     if (word.size() > 16) {
       n.key_offset = static_cast<uint32_t>(long_keys_.size());
       long_keys_.append(word);
@@ -143,24 +141,21 @@ class WordCache {
       ids_.insert(ids_.end(), ids.begin(), ids.end());
     }
     n.len = static_cast<uint16_t>(key.len);
-    size_t i = key.hash & mask_;
-    while (slots_[i].len != kEmpty) i = (i + 1) & mask_;
-    slots_[i] = n;
+    Place(n, &slots_, mask_);
     ++size_;
   }
 
-  void Clear() {
-    for (Slot& s : slots_) s.len = kEmpty;
-    long_keys_.clear();
-    ids_.clear();
-    size_ = 0;
+  // The arena bytes a word of `bytes` bytes and `ids` ids takes.
+  static size_t ArenaBytesOf(size_t bytes, size_t ids) {
+    return (bytes > 16 ? bytes : 0) + (ids > 1 ? ids * sizeof(uint32_t) : 0);
   }
 
   size_t size() const { return size_; }
   // Bytes held in the arenas, and their budget.
   size_t arena_bytes() const { return long_keys_.size() + ids_.size() * sizeof(uint32_t); }
   size_t arena_budget() const { return arena_budget_; }
-  // Sweeps done so far (each when the cache was full).
+  // Sweeps done so far (each when the cache was full or its arenas at
+  // their budget).
   uint64_t sweeps() const { return sweeps_; }
   // Slots in the table now (it grows up to room for max_entries words).
   size_t capacity() const { return slots_.size(); }
@@ -180,13 +175,14 @@ class WordCache {
     uint32_t key_offset = 0;
   };
   static_assert(sizeof(Slot) == 32);
+  using Table = std::vector<Slot, HugePageAllocator<Slot>>;
 
   // A table with room for `entries` words at most 3/4 full, every slot
   // empty; `room` is set to what it takes. Nothing changes if it throws.
-  std::vector<Slot, HugePageAllocator<Slot>> NewTable(size_t entries, size_t* room) const {
+  Table NewTable(size_t entries, size_t* room) const {
     size_t cap = 16;
     while (cap * 3 < entries * 4) cap <<= 1;
-    std::vector<Slot, HugePageAllocator<Slot>> table(cap, Slot{});
+    Table table(cap, Slot{});
     *room = std::min(max_entries_, cap * 3 / 4);
     return table;
   }
@@ -195,9 +191,11 @@ class WordCache {
     mask_ = slots_.size() - 1;
   }
 
-  // The arena bytes a word of `bytes` bytes and `ids` ids takes.
-  static size_t ArenaBytesOf(size_t bytes, size_t ids) {
-    return (bytes > 16 ? bytes : 0) + (ids > 1 ? ids * sizeof(uint32_t) : 0);
+  // Puts `s` in the first empty slot from its hash's place (linear probing).
+  static void Place(const Slot& s, Table* table, size_t mask) {
+    size_t i = s.hash & mask;
+    while ((*table)[i].len != kEmpty) i = (i + 1) & mask;
+    (*table)[i] = s;
   }
 
   // Keeps the words found since the last sweep, up to half the bound and
@@ -208,54 +206,42 @@ class WordCache {
   void Sweep() {
     ++sweeps_;
     const size_t keep_at_most = max_entries_ / 2;
-    // Which words stay: the first found ones in slot order, within both
-    // halves. One pass counts them, so the copies take exactly their room.
-    size_t count = 0, kept_bytes = 0, key_bytes = 0, id_count = 0;
-    auto stays = [&](const Slot& s) {
-      if (s.len == kEmpty || !s.found || count >= keep_at_most) return false;
-      const size_t bytes = ArenaBytesOf(s.len, s.ids_len);
-      if (kept_bytes + bytes > arena_budget_ / 2) return false;
-      ++count;
-      kept_bytes += bytes;
-      return true;
-    };
+    // First the copies, which may throw with the cache unchanged; then the
+    // table is emptied and the kept words put back, which cannot.
+    std::vector<Slot> kept;
+    kept.reserve(std::min(keep_at_most, size_));
+    size_t kept_bytes = 0, key_bytes = 0, id_count = 0;
     for (const Slot& s : slots_) {
-      if (!stays(s)) continue;
+      if (kept.size() == keep_at_most) break;
+      if (s.len == kEmpty || !s.found) continue;
+      const size_t bytes = ArenaBytesOf(s.len, s.ids_len);
+      if (kept_bytes + bytes > arena_budget_ / 2) continue;
+      kept_bytes += bytes;
       if (s.len > 16) key_bytes += s.len;
       if (s.ids_len != 1) id_count += s.ids_len;
+      kept.push_back(s);
     }
-    std::vector<Slot> kept;
-    kept.reserve(count);
     std::string long_keys;
     long_keys.reserve(key_bytes);
     std::vector<uint32_t> ids;
     ids.reserve(id_count);
-    count = kept_bytes = 0;
-    // First the copies, which may throw with the cache unchanged; then the
-    // table is emptied and the kept words put back, which cannot.
-    for (const Slot& s : slots_) {
-      if (stays(s)) {
-        Slot k = s;
-        k.found = 0;
-        if (k.len > 16) {
-          k.key_offset = static_cast<uint32_t>(long_keys.size());
-          long_keys.append(long_keys_, s.key_offset, s.len);
-        }
-        if (k.ids_len != 1) {
-          k.value = static_cast<uint32_t>(ids.size());
-          ids.insert(ids.end(), ids_.begin() + s.value, ids_.begin() + s.value + s.ids_len);
-        }
-        kept.push_back(k);
+    for (Slot& k : kept) {
+      k.found = 0;
+      if (k.len > 16) {
+        const uint32_t from = k.key_offset;
+        k.key_offset = static_cast<uint32_t>(long_keys.size());
+        long_keys.append(long_keys_, from, k.len);
+      }
+      if (k.ids_len != 1) {
+        const uint32_t from = k.value;
+        k.value = static_cast<uint32_t>(ids.size());
+        ids.insert(ids.end(), ids_.begin() + from, ids_.begin() + from + k.ids_len);
       }
     }
     for (Slot& s : slots_) s.len = kEmpty;
     long_keys_ = std::move(long_keys);
     ids_ = std::move(ids);
-    for (const Slot& k : kept) {
-      size_t i = k.hash & mask_;
-      while (slots_[i].len != kEmpty) i = (i + 1) & mask_;
-      slots_[i] = k;
-    }
+    for (const Slot& k : kept) Place(k, &slots_, mask_);
     size_ = kept.size();
   }
 
@@ -266,13 +252,10 @@ class WordCache {
   // that asked then throws).
   void Grow() {
     size_t room = 0;
-    std::vector<Slot, HugePageAllocator<Slot>> table = NewTable(std::min(max_entries_, slots_.size() * 3 / 2), &room);
+    Table table = NewTable(std::min(max_entries_, slots_.size() * 3 / 2), &room);
     const size_t mask = table.size() - 1;
     for (const Slot& s : slots_) {
-      if (s.len == kEmpty) continue;
-      size_t i = s.hash & mask;
-      while (table[i].len != kEmpty) i = (i + 1) & mask;
-      table[i] = s;
+      if (s.len != kEmpty) Place(s, &table, mask);
     }
     slots_.swap(table);
     mask_ = mask;
@@ -282,7 +265,7 @@ class WordCache {
 
   size_t max_entries_;
   size_t arena_budget_;
-  std::vector<Slot, HugePageAllocator<Slot>> slots_;
+  Table slots_;
   size_t mask_ = 0;
   size_t room_ = 0;  // words the table takes before it grows
   size_t size_ = 0;
