@@ -115,24 +115,24 @@ def render(shift, masks, blocks, index):
     out.append("static_assert(sizeof(ClassBlockNumber) == %d, "
                "\"set ClassBlockNumber to uint%d_t in unicode_class.h\");" % (index_bytes, 8 * index_bytes))
     out.append("")
-    out.append("const uint16_t kMaskOfClass[%d] = {" % len(masks))
+    out.append("constexpr uint16_t kMaskOfClass[%d] = {" % len(masks))
     for m in masks:
         out.append("    %s," % (" | ".join(m) if m else "0"))
     out.append("};")
     out.append("")
     out.append("// ASCII directly, with the bits of the patterns' ASCII-only classes.")
-    out.append("const uint16_t kAsciiClassMask[128] = {")
+    out.append("constexpr uint16_t kAsciiClassMask[128] = {")
     for cp in range(128):
         bits = list(mask_of(cp)) + ascii_extra_bits(cp)
         out.append("    %s,  // %s" % (" | ".join(bits) if bits else "0", ascii_name(cp)))
     out.append("};")
     out.append("")
-    out.append("const ClassBlockNumber kClassBlockIndex[%d] = {" % len(index))
+    out.append("constexpr ClassBlockNumber kClassBlockIndex[%d] = {" % len(index))
     for i in range(0, len(index), 16):
         out.append("    " + ", ".join(str(v) for v in index[i:i + 16]) + ",")
     out.append("};")
     out.append("")
-    out.append("const uint8_t kClassBlocks[%d] = {" % (len(blocks) * size))
+    out.append("constexpr uint8_t kClassBlocks[%d] = {" % (len(blocks) * size))
     for b, block in enumerate(blocks):
         out.append("    // block %d" % b)
         for i in range(0, size, 32):

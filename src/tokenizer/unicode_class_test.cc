@@ -111,6 +111,28 @@ TEST(UnicodeClassTest, Unicode16LetterIsPresent) {
   EXPECT_EQ(ClassMaskOf(0x1FFFFF), 0);
 }
 
+// ClassMaskOf answers below U+10000 from the one-load table and above it
+// from the two levels; the two must agree on every code point of the plane
+// (and on the ASCII bits below 0x80), or a scanner's class would depend on
+// which path a character took.
+TEST(UnicodeClassTest, OneLoadTableEqualsTheTwoLevels) {
+  for (char32_t cp = 0; cp < kBmpEnd; ++cp) {
+    uint16_t want;
+    if (cp < 0x80) {
+      want = kAsciiClassMask[cp];
+    } else {
+      const uint32_t block = kClassBlockIndex[cp >> kClassBlockShift];
+      want = kMaskOfClass[kClassBlocks[(block << kClassBlockShift) | (cp & ((1u << kClassBlockShift) - 1))]];
+    }
+    ASSERT_EQ(kBmpClassMask[cp], want) << std::hex << uint32_t{cp};
+    ASSERT_EQ(ClassMaskOf(cp), want) << std::hex << uint32_t{cp};
+  }
+  // Letters on both sides of the boundary: U+FF21 FULLWIDTH LATIN CAPITAL
+  // LETTER A below it, U+10400 DESERET CAPITAL LETTER LONG I above it.
+  EXPECT_EQ(ClassMaskOf(0xFF21), kLetter | kUppercaseLetter);
+  EXPECT_EQ(ClassMaskOf(0x10400), kLetter | kUppercaseLetter);
+}
+
 // The fused DeepSeek-V3 pre-tokenizer takes a run of CJK ideographs as one
 // letter run without looking each one up (deepseek_pretokenizer.cc).
 TEST(UnicodeClassTest, DeepSeekIdeographRangeIsAllLetters) {
