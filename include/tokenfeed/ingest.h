@@ -38,7 +38,7 @@ struct IngestOptions {
   std::string tokenizer_path;
   std::vector<std::string> inputs;
   std::string to_uri;
-  int threads = 0;  // 0: all cores
+  int threads = 0;  // 0: every CPU this process may use (affinity, cgroup quota)
   // BOS/EOS around each document, special-token text (plain text unless
   // kept); the reader applies the UTF-8 policy before this stage.
   document::DocumentOptions document;

@@ -86,7 +86,8 @@ class Tokenizer {
   virtual Result<size_t> EncodeInto(std::string_view text, std::span<TokenId> out,
                                     const EncodeOptions& options = {}) const = 0;
 
-  // Encodes many texts on up to `threads` threads (0: all cores); results in
+  // Encodes many texts on up to `threads` threads (0: every CPU this process
+  // may use: its affinity mask, lowered to its cgroup CPU quota); results in
   // input order. On failure, the status names the index of the first text
   // that failed.
   virtual Status EncodeBatch(std::span<const std::string_view> texts, std::vector<std::vector<TokenId>>* out,

@@ -11,10 +11,10 @@
 #include <cstring>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "base/thread_guard.h"
+#include "base/usable_cpus.h"
 #include "base/utf8.h"
 #include "cli/command.h"
 #include "document/document_encoder.h"
@@ -90,7 +90,7 @@ Status RunTokenize(const TokenizeOptions& opts) {
   TF_ASSIGN_OR_RETURN(const document::DocumentEncoder encoder,
                       document::DocumentEncoder::Create(std::move(tokenizer), stage, opts.tokenizer));
   unsigned threads = opts.threads > 0 ? static_cast<unsigned>(opts.threads)
-                                      : std::max(1u, std::thread::hardware_concurrency());
+                                      : UsableCpuCount();
 
   std::vector<std::string> inputs = opts.inputs;
   if (inputs.empty()) inputs.push_back("-");
@@ -200,7 +200,7 @@ CommandRunner AddTokenizeCommand(CLI::App& app) {
                   "are skipped");
   cmd->add_option("--field", opts->field, "JSON field holding the text (dotted path for nested objects)")
       ->capture_default_str();
-  cmd->add_option("--threads", opts->threads, "encoding threads (0: all cores)")
+  cmd->add_option("--threads", opts->threads, "encoding threads (0: the CPUs this process may use, after affinity and cgroup quota)")
       ->check(CLI::Range(0, 4096))->capture_default_str();
   cmd->add_option("--utf8", opts->utf8, "invalid UTF-8: replace with U+FFFD, or reject the line")
       ->check(CLI::IsMember({"replace", "reject"}))

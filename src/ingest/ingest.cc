@@ -30,6 +30,7 @@
 
 #include "base/json_writer.h"
 #include "base/thread_guard.h"
+#include "base/usable_cpus.h"
 #include "document/document_encoder.h"
 #include "ingest/progress_reporter.h"
 #include "ingest/record_attributes.h"
@@ -276,7 +277,7 @@ class Ingest {
     progress_ = std::make_unique<ProgressReporter>(o_.progress, total_bytes);
 
     unsigned threads = o_.threads > 0 ? static_cast<unsigned>(o_.threads)
-                                      : std::max(1u, std::thread::hardware_concurrency());
+                                      : UsableCpuCount();
     pipe_ = std::make_unique<ChunkPipe>(2 * threads + 2);
     // Nothing may leave a thread (an exception there ends the process): what a
     // worker or the reader throws (out of memory) becomes the run's error and

@@ -3,9 +3,9 @@
 #include <mutex>
 #include <new>
 #include <string>
-#include <thread>
 
 #include "base/thread_guard.h"
+#include "base/usable_cpus.h"
 #include "base/utf8.h"
 #include "tokenizer/split_matcher.h"
 #include "tokenizer/tokenizer_impl.h"
@@ -121,7 +121,7 @@ std::unique_ptr<EncodeScratch> TokenizerImpl::BorrowBatchScratch() const {
 }
 
 void TokenizerImpl::ReturnBatchScratch(std::unique_ptr<EncodeScratch> scratch) const noexcept {
-  static const size_t keep = std::max(1u, std::thread::hardware_concurrency());
+  static const size_t keep = UsableCpuCount();
   std::lock_guard<std::mutex> lock(batch_scratch_mu_);
   if (batch_scratches_.size() >= keep) return;  // more workers than cores: this one is freed
   try {
@@ -198,7 +198,7 @@ Result<size_t> TokenizerImpl::EncodeInto(std::string_view text, std::span<TokenI
 Status TokenizerImpl::EncodeBatch(std::span<const std::string_view> texts, std::vector<std::vector<TokenId>>* out,
                                   const EncodeOptions& options, int threads) const {
   out->assign(texts.size(), {});
-  unsigned n = threads > 0 ? static_cast<unsigned>(threads) : std::max(1u, std::thread::hardware_concurrency());
+  unsigned n = threads > 0 ? static_cast<unsigned>(threads) : UsableCpuCount();
   size_t total_bytes = 0;
   for (auto t : texts) total_bytes += t.size();
   // Small batches are not worth a thread start.
