@@ -301,7 +301,7 @@ void RegisterTokenizer(nb::module_& m) {
                   "path: the file. fast_pretokenizers: use the hand-written scanners for the known split "
                   "patterns (the same output as the regex, faster); False runs the regex engine. "
                   "word_cache_entries: how many distinct words each encoding thread keeps the BPE result "
-                  "of, 1 to 2**26 (the default 524288 takes about 44 MB a thread once full on mixed text, at most about 80 MiB; encode_batch keeps up to one such cache a core between calls); the ids never "
+                  "of, 1 to 2**26 (the default 524288 takes about 44 MB a thread once full on mixed text, at most about 80 MiB; encode_batch keeps up to one such cache per usable CPU between calls); the ids never "
                   "depend on it.\n"
                   "Raises NotFoundError for a missing file, UnsupportedError for a model other than "
                   "BPE or an option tokenfeed does not implement, InvalidArgumentError for a malformed file.")
@@ -322,7 +322,7 @@ void RegisterTokenizer(nb::module_& m) {
            nb::arg("add_special_tokens") = false, nb::arg("split_special_tokens") = false,
            nb::arg("utf8") = "replace", nb::arg("num_threads") = 0,
            "The ids of each text of a sequence (a list of str or bytes, not one str), as a list of lists.\n\n"
-           "num_threads: 0 uses every core, 1 the calling thread only (at most 4096). Other "
+           "num_threads: 0 uses every CPU the process may use (affinity mask, cgroup quota), 1 the calling thread only (at most 4096). Other "
            "parameters as for encode(); an error names the text's index.")
       .def("encode_batch_numpy", &PyTokenizer::EncodeBatchNumpy, nb::arg("texts"), nb::kw_only(),
            nb::arg("add_special_tokens") = false, nb::arg("split_special_tokens") = false,

@@ -1,6 +1,7 @@
 #include "base/usable_cpus.h"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -96,18 +97,19 @@ std::optional<unsigned> CgroupCpuLimit() {
   return limit;
 }
 
-// The CPUs of the calling thread's affinity mask; nullopt if unreadable.
-std::optional<unsigned> AffinityCpuCount() {
+// The CPUs of `thread`'s affinity mask; nullopt if unreadable.
+std::optional<unsigned> AffinityCpuCount(pid_t thread) {
   for (int cpus = 1024; cpus <= (1 << 16); cpus *= 4) {
     cpu_set_t* set = CPU_ALLOC(cpus);
     if (set == nullptr) return std::nullopt;
     const size_t bytes = CPU_ALLOC_SIZE(cpus);
     CPU_ZERO_S(bytes, set);
-    const int rc = sched_getaffinity(0, bytes, set);
+    const int rc = sched_getaffinity(thread, bytes, set);
+    const int error = errno;
     const int count = rc == 0 ? CPU_COUNT_S(bytes, set) : 0;
     CPU_FREE(set);
     if (rc == 0) return count > 0 ? std::optional<unsigned>(static_cast<unsigned>(count)) : std::nullopt;
-    if (errno != EINVAL) return std::nullopt;  // EINVAL: the mask is larger than the set
+    if (error != EINVAL) return std::nullopt;  // EINVAL: the mask is larger than the set
   }
   return std::nullopt;
 }
@@ -138,7 +140,9 @@ std::optional<std::string_view> CgroupPath(std::string_view proc_self_cgroup, st
     if (b == std::string_view::npos) continue;
     const std::string_view id = line.substr(0, a), controllers = line.substr(a + 1, b - a - 1);
     const std::string_view path = line.substr(b + 1);
-    if (path.empty() || path.front() != '/') continue;
+    // A path outside the cgroup namespace's root ("/../x") names no
+    // directory under the mount: no limit is read from it.
+    if (path.empty() || path.front() != '/' || path.find("/..") != std::string_view::npos) continue;
     if (v1_controller.empty()) {
       if (id == "0" && controllers.empty()) return path;
       continue;
@@ -153,8 +157,8 @@ std::optional<std::string_view> CgroupPath(std::string_view proc_self_cgroup, st
   return std::nullopt;
 }
 
-unsigned ReadUsableCpuCount() {
-  unsigned cpus = AffinityCpuCount().value_or(std::max(1u, std::thread::hardware_concurrency()));
+unsigned ReadUsableCpuCount(pid_t thread) {
+  unsigned cpus = AffinityCpuCount(thread).value_or(std::max(1u, std::thread::hardware_concurrency()));
   if (const auto quota = CgroupCpuLimit()) cpus = std::min(cpus, *quota);
   return std::max(1u, cpus);
 }
@@ -162,7 +166,7 @@ unsigned ReadUsableCpuCount() {
 }  // namespace usable_cpus_internal
 
 unsigned UsableCpuCount() {
-  static const unsigned cpus = usable_cpus_internal::ReadUsableCpuCount();
+  static const unsigned cpus = usable_cpus_internal::ReadUsableCpuCount(getpid());
   return cpus;
 }
 

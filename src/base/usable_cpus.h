@@ -1,17 +1,12 @@
-// UsableCpuCount: how many CPUs this process may keep busy at once, the
-// default for every "all cores" thread count (tokenize --threads 0, ingest,
-// Tokenizer::EncodeBatch, the batch scratches a tokenizer keeps). It is the
-// CPUs of the calling thread's affinity mask (taskset, Slurm's and
-// containers' cpusets), lowered to the CPU quota of the process's cgroup
-// where one is set (cgroup v2 `cpu.max`, v1 `cpu.cfs_quota_us` over
-// `cpu.cfs_period_us`, rounded up; the lowest along the cgroup's ancestors).
-// std::thread::hardware_concurrency() counts the host's online CPUs and
-// ignores both: a pod limited to 8 CPUs on a 128-core host would start 128
-// workers, and a tokenizer would keep 128 word caches.
-// It is not a scheduler hint or a load measure. Never less than 1.
-// UsableCpuCount() reads the system once, on its first call, and keeps the
-// answer (later affinity or quota changes are not seen); thread-safe.
+// UsableCpuCount: the CPUs this process may keep busy, the default of every
+// "all cores" thread count: the main thread's affinity mask (taskset, Slurm
+// and container cpusets) lowered to the cgroup CPU quota (v2 cpu.max, v1 cfs
+// quota / period, rounded up, lowest along the ancestors). Unlike
+// std::thread::hardware_concurrency(), which counts the host. At least 1.
+// Read once, on the first call, then kept; thread-safe.
 #pragma once
+
+#include <sys/types.h>
 
 #include <optional>
 #include <string_view>
@@ -22,8 +17,10 @@ unsigned UsableCpuCount();
 
 namespace usable_cpus_internal {
 
-// The same, read now and not kept (tests change the thread's affinity).
-unsigned ReadUsableCpuCount();
+// The same, read now and not kept, from the affinity mask of `thread` (a
+// thread id; 0: the calling thread). UsableCpuCount() reads the main
+// thread's, so that a pinned thread calling first does not set it for all.
+unsigned ReadUsableCpuCount(pid_t thread);
 
 // The CPUs a cgroup v2 `cpu.max` file allows ("200000 100000" -> 2,
 // "150000 100000" -> 2), or nullopt for no limit ("max 100000") and for

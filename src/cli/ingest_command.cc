@@ -84,7 +84,7 @@ CommandRunner AddIngestCommand(CLI::App& app) {
   cmd->add_option("--partitions", c->partitions,
                   "partitions of a new topic (default 1; an existing topic keeps its own)")
       ->check(CLI::Range(1u, 1u << 20));
-  cmd->add_option("--threads", o.threads, "tokenizing threads (0: the CPUs this process may use, after affinity and cgroup quota)")
+  cmd->add_option("--threads", o.threads, "tokenizing threads (0: every usable CPU)")
       ->check(CLI::Range(0, 4096))->capture_default_str();
   AddDocumentOptions(cmd, &o.document);
   cmd->add_option("--format", c->format,

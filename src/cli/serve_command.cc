@@ -72,7 +72,7 @@ CommandRunner AddServeCommand(CLI::App& app) {
   cmd->add_option("--format", c->format, "raw messages: auto (JSON object or plain text), json, text")
       ->check(CLI::IsMember({"auto", "json", "text"}))->capture_default_str();
   cmd->add_option("--field", o.json_field, "JSON field with the text (dotted path)")->capture_default_str();
-  cmd->add_option("--threads", o.threads, "tokenizing threads (0: the CPUs this process may use, after affinity and cgroup quota)")
+  cmd->add_option("--threads", o.threads, "tokenizing threads (0: every usable CPU)")
       ->check(CLI::Range(0, 4096))->capture_default_str();
   AddDocumentOptions(cmd, &o.document);
   cmd->add_option("--min-chars", o.clean.min_chars, "drop shorter documents (after cleaning; 0: no limit)")

@@ -200,7 +200,7 @@ CommandRunner AddTokenizeCommand(CLI::App& app) {
                   "are skipped");
   cmd->add_option("--field", opts->field, "JSON field holding the text (dotted path for nested objects)")
       ->capture_default_str();
-  cmd->add_option("--threads", opts->threads, "encoding threads (0: the CPUs this process may use, after affinity and cgroup quota)")
+  cmd->add_option("--threads", opts->threads, "encoding threads (0: every usable CPU)")
       ->check(CLI::Range(0, 4096))->capture_default_str();
   cmd->add_option("--utf8", opts->utf8, "invalid UTF-8: replace with U+FFFD, or reject the line")
       ->check(CLI::IsMember({"replace", "reject"}))

@@ -42,7 +42,7 @@ struct ServeOptions {
   // BOS/EOS around each document, special-token text (plain text unless
   // kept); the decoder repairs invalid UTF-8 before this stage.
   document::DocumentOptions document;
-  int threads = 1;  // tokenizing threads per transaction batch (0: all cores)
+  int threads = 1;  // tokenizing threads per transaction batch (0: every usable CPU)
   // A transaction commits after this many messages or this long after it
   // began, whichever comes first, and whenever the input is idle.
   size_t max_transaction_messages = 10000;

@@ -123,7 +123,7 @@ std::unique_ptr<EncodeScratch> TokenizerImpl::BorrowBatchScratch() const {
 void TokenizerImpl::ReturnBatchScratch(std::unique_ptr<EncodeScratch> scratch) const noexcept {
   static const size_t keep = UsableCpuCount();
   std::lock_guard<std::mutex> lock(batch_scratch_mu_);
-  if (batch_scratches_.size() >= keep) return;  // more workers than cores: this one is freed
+  if (batch_scratches_.size() >= keep) return;  // more workers than usable CPUs: this one is freed
   try {
     batch_scratches_.push_back(std::move(scratch));
   } catch (...) {

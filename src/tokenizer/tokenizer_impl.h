@@ -5,7 +5,7 @@
 // Immutable after construction but for the batch scratches below; each
 // thread encodes with its own scratch: a thread's own for Encode, one lent by
 // the tokenizer for each worker of EncodeBatch. The lent ones are kept
-// between calls (up to one a core), so their word caches outlive the
+// between calls (up to one per usable CPU), so their word caches outlive the
 // threads of one call; they are freed with the tokenizer.
 #pragma once
 

@@ -7,15 +7,17 @@ namespace tokenfeed::tokenizer::unicode {
 namespace {
 
 // kBmpClassMask's contents: the ASCII table below 0x80, the two levels above.
-constexpr std::array<uint16_t, kBmpEnd> MakeBmpClassMask() {
-  std::array<uint16_t, kBmpEnd> masks{};
+// Evaluated by the compiler: 65,536 iterations, within GCC's constexpr loop
+// limit (262,144) and, at about 600 K steps, Clang's step limit (1,048,576).
+constexpr BmpClassMasks MakeBmpClassMask() {
+  BmpClassMasks masks{};
   for (char32_t cp = 0; cp < kBmpEnd; ++cp) {
     if (cp < 0x80) {
-      masks[cp] = kAsciiClassMask[cp];
+      masks.mask[cp] = kAsciiClassMask[cp];
       continue;
     }
     const uint32_t block = kClassBlockIndex[cp >> kClassBlockShift];
-    masks[cp] = kMaskOfClass[kClassBlocks[(block << kClassBlockShift) | (cp & ((1u << kClassBlockShift) - 1))]];
+    masks.mask[cp] = kMaskOfClass[kClassBlocks[(block << kClassBlockShift) | (cp & ((1u << kClassBlockShift) - 1))]];
   }
   return masks;
 }
@@ -23,6 +25,6 @@ constexpr std::array<uint16_t, kBmpEnd> MakeBmpClassMask() {
 }  // namespace
 
 // Made at compile time: constant-initialized, ready before any code runs.
-alignas(64) constexpr std::array<uint16_t, kBmpEnd> kBmpClassMask = MakeBmpClassMask();
+alignas(64) constexpr BmpClassMasks kBmpClassMask = MakeBmpClassMask();
 
 }  // namespace tokenfeed::tokenizer::unicode

@@ -6,7 +6,6 @@
 // (unicode_class_table.inc, from scripts/gen_unicode_tables.py): thread-safe.
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 
@@ -50,12 +49,15 @@ extern const uint16_t kAsciiClassMask[128];
 extern const uint16_t kMaskOfClass[];
 extern const ClassBlockNumber kClassBlockIndex[];
 extern const uint8_t kClassBlocks[];
-extern const std::array<uint16_t, kBmpEnd> kBmpClassMask;
+struct BmpClassMasks {
+  uint16_t mask[kBmpEnd];
+};
+extern const BmpClassMasks kBmpClassMask;
 
 // The class mask of a code point; 0 for a code point above U+10FFFF.
 // Hot path: one load below U+10000, three above.
 inline uint16_t ClassMaskOf(char32_t cp) {
-  if (cp < kBmpEnd) return kBmpClassMask[cp];
+  if (cp < kBmpEnd) return kBmpClassMask.mask[cp];
   if (cp > kMaxCodePoint) return 0;
   const uint32_t block = kClassBlockIndex[cp >> kClassBlockShift];
   return kMaskOfClass[kClassBlocks[(block << kClassBlockShift) | (cp & ((1u << kClassBlockShift) - 1))]];
