@@ -70,6 +70,27 @@ bool Same(const Pair& pair, std::string_view text) {
   std::vector<Span> got;
   pair.onig->FindMatches(text, &want);
   pair.fast->FindMatches(text, &got);
+  // A scanner that hands over an Isolated split's pieces itself must give
+  // what the split makes of Oniguruma's matches: each gap and each non-empty
+  // match, in order.
+  std::vector<std::string_view> pieces;
+  if (pair.fast->FindPieces(text, &pieces)) {
+    std::vector<std::string_view> split;
+    uint32_t prev = 0;
+    for (const Span& m : want) {
+      if (prev != m.begin) split.push_back(text.substr(prev, m.begin - prev));
+      if (m.end != m.begin) split.push_back(text.substr(m.begin, m.end - m.begin));
+      prev = m.end;
+    }
+    if (prev != text.size()) split.push_back(text.substr(prev));
+    if (pieces != split) {
+      ADD_FAILURE() << pair.known->name << ": FindPieces gives " << pieces.size() << " pieces, the split of "
+                    << "Oniguruma's matches " << split.size() << ", on \"" << Escaped(text.substr(0, 100)) << "\"";
+      return false;
+    }
+  } else {
+    EXPECT_TRUE(pieces.empty()) << pair.known->name << ": FindPieces appended pieces and returned false";
+  }
   if (got == want) return true;
   size_t first = 0;
   while (first < got.size() && first < want.size() && got[first] == want[first]) ++first;
@@ -98,6 +119,19 @@ TEST(FastMatchersTest, EveryKnownPatternHasItsScanner) {
     auto general = MakeSplitMatcher(pair.known->pattern, /*allow_fast=*/false);
     ASSERT_TRUE(general.ok());
     EXPECT_EQ((*general)->name(), "onig");
+  }
+}
+
+// The scanners whose matches tile the text hand over pieces directly; the
+// DeepSeek-V3 stages, whose matches leave gaps, do not.
+TEST(FastMatchersTest, TilingScannersHandOverPieces) {
+  std::vector<std::string_view> pieces;
+  for (const Pair& pair : Pairs()) {
+    const std::string_view name = pair.fast->name();
+    const bool tiles = name == "fast:gpt2" || name == "fast:llama3" || name == "fast:qwen2" || name == "fast:cl100k";
+    pieces.clear();
+    EXPECT_EQ(pair.fast->FindPieces("Hello, world 2024!\n", &pieces), tiles) << name;
+    if (tiles) EXPECT_GE(pieces.size(), 4u) << name;
   }
 }
 

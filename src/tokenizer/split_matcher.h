@@ -71,6 +71,18 @@ class SplitMatcher {
   // RegexSearchError (general path only) when the search fails.
   virtual void FindMatches(std::string_view text, std::vector<Span>* out) const = 0;
 
+  // For a scanner whose matches tile any text (each starts where the one
+  // before ended, none is empty, the last ends at the text's end): appends
+  // the matches to `pieces` as views into `text`, which are then also the
+  // pieces an Isolated split gives, and returns true. That skips the spans
+  // and the pass that turns them into pieces (the Llama-3 and GPT-2
+  // scanners). Returns false, appending nothing, for any other matcher.
+  virtual bool FindPieces(std::string_view text, std::vector<std::string_view>* pieces) const {
+    (void)text;
+    (void)pieces;
+    return false;
+  }
+
   // A short name for diagnostics and benchmarks: "onig", "fast:deepseek-v3-main", ...
   virtual std::string_view name() const = 0;
 };
