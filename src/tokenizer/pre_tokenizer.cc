@@ -221,8 +221,9 @@ void PreTokenizer::RunStage(size_t stage, std::string_view piece, PreTokenizeScr
     behavior = st.individual_digits ? SplitBehavior::kIsolated : SplitBehavior::kContiguous;
     invert = false;
   } else {
-    // The most common case of all (one Split stage, Isolated): a scanner
-    // whose matches tile the text hands over the final pieces itself.
+    // The most common case of all (a last Isolated split: a Split stage, or
+    // ByteLevel with its regex): a scanner whose matches tile the text hands
+    // over the final pieces itself.
     if (behavior == SplitBehavior::kIsolated && !invert && stage + 1 == stages_.size() &&
         st.matcher->FindPieces(piece, pieces)) {
       return;
