@@ -52,27 +52,12 @@ inline const uint8_t* SkipRunOfClass(const CharInfo& c, const uint8_t* after_c, 
   return SkipWhileNone(after_c, end, kLetterNumberSpace);
 }
 
-class Gpt2Scanner final : public SplitMatcher {
+// Every position starts a match (C1-C6 between them take any character), so
+// the matches tile the text.
+class Gpt2Scanner final : public TilingScanner<Gpt2Scanner> {
  public:
-  void FindMatches(std::string_view text, std::vector<Span>* out) const override {
-    const uint8_t* const begin = reinterpret_cast<const uint8_t*>(text.data());
-    Scan(text, [&](const uint8_t* from, const uint8_t* to) {
-      out->push_back(Span{static_cast<uint32_t>(from - begin), static_cast<uint32_t>(to - begin)});
-    });
-  }
-
-  // Every position starts a match (C1-C6 between them take any character),
-  // so the matches tile the text.
-  bool FindPieces(std::string_view text, std::vector<std::string_view>* pieces) const override {
-    Scan(text, [&](const uint8_t* from, const uint8_t* to) {
-      pieces->emplace_back(reinterpret_cast<const char*>(from), static_cast<size_t>(to - from));
-    });
-    return true;
-  }
-
   std::string_view name() const override { return "fast:gpt2"; }
 
- private:
   // Calls match(from, to) for each match in order. Hot path.
   template <typename OnMatch>
   static void Scan(std::string_view text, OnMatch&& match) {

@@ -62,29 +62,14 @@ inline uint32_t ContractionLength(const uint8_t* p, const uint8_t* end) {
   }
 }
 
+// The matches tile the text (the comment above says why).
 template <int kMaxDigits>
-class Llama3Scanner final : public SplitMatcher {
+class Llama3Scanner final : public TilingScanner<Llama3Scanner<kMaxDigits>> {
  public:
   explicit Llama3Scanner(std::string_view name) : name_(name) {}
 
-  void FindMatches(std::string_view text, std::vector<Span>* out) const override {
-    const uint8_t* const begin = reinterpret_cast<const uint8_t*>(text.data());
-    Scan(text, [&](const uint8_t* from, const uint8_t* to) {
-      out->push_back(Span{static_cast<uint32_t>(from - begin), static_cast<uint32_t>(to - begin)});
-    });
-  }
-
-  // The matches tile the text (the file's comment says why).
-  bool FindPieces(std::string_view text, std::vector<std::string_view>* pieces) const override {
-    Scan(text, [&](const uint8_t* from, const uint8_t* to) {
-      pieces->emplace_back(reinterpret_cast<const char*>(from), static_cast<size_t>(to - from));
-    });
-    return true;
-  }
-
   std::string_view name() const override { return name_; }
 
- private:
   // Calls match(from, to) for each match in order. Hot path.
   template <typename OnMatch>
   static void Scan(std::string_view text, OnMatch&& match) {

@@ -87,6 +87,27 @@ class SplitMatcher {
   virtual std::string_view name() const = 0;
 };
 
+// The base of a hand-written scanner whose matches tile any text: Derived
+// provides `static void Scan(std::string_view, OnMatch&& match)`, calling
+// match(from, to) for each match in order; FindMatches and FindPieces
+// are both made from it.
+template <typename Derived>
+class TilingScanner : public SplitMatcher {
+ public:
+  void FindMatches(std::string_view text, std::vector<Span>* out) const final {
+    const auto* const begin = reinterpret_cast<const uint8_t*>(text.data());
+    Derived::Scan(text, [&](const uint8_t* from, const uint8_t* to) {
+      out->push_back(Span{static_cast<uint32_t>(from - begin), static_cast<uint32_t>(to - begin)});
+    });
+  }
+  bool FindPieces(std::string_view text, std::vector<std::string_view>* pieces) const final {
+    Derived::Scan(text, [&](const uint8_t* from, const uint8_t* to) {
+      pieces->emplace_back(reinterpret_cast<const char*>(from), static_cast<size_t>(to - from));
+    });
+    return true;
+  }
+};
+
 // The general path: any Oniguruma pattern, compiled as the reference compiles
 // it (Oniguruma's default syntax, ONIG_SYNTAX_ONIGURUMA -- not Ruby's --,
 // UTF-8, no options) and iterated as its find_iter does, with the reference's
