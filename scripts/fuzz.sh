@@ -18,10 +18,10 @@ cd "$root"
 seconds="${1:-20}"
 shift || true
 build="$root/build/fuzz"
-flags="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined -fsanitize=fuzzer-no-link"
+flags="-O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined -fsanitize=fuzzer-no-link"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-  -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
+  -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_C_FLAGS_DEBUG=-g1 -DCMAKE_CXX_FLAGS_DEBUG=-g1 \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
   -DTOKENFEED_BUILD_FUZZ=ON -DTOKENFEED_BUILD_TESTS=OFF -DTOKENFEED_BUILD_BENCH=OFF \
   -DTOKENFEED_BUILD_CLI=OFF -DTOKENFEED_BUILD_PYTHON=OFF -DTOKENFEED_WITH_PARQUET=OFF >/dev/null

@@ -33,10 +33,8 @@ run_asan() {
   # The Python module under the same sanitizers: the interpreter is not
   # instrumented, so the runtime is preloaded; CPython's own allocations are
   # never freed at exit, hence no leak check here.
-  local stage="$root/build/asan/python-stage"
-  rm -rf "$stage" && mkdir -p "$stage/tokenfeed"
-  cp python/tokenfeed/*.py python/tokenfeed/*.pyi python/tokenfeed/py.typed "$stage/tokenfeed/"
-  cp build/asan/python/_ext*.so "$stage/tokenfeed/"
+  local stage
+  stage="$(bash scripts/stage-python.sh build/asan)"
   local preload
   preload="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)"
   LD_PRELOAD="$preload" PYTHONPATH="$stage" \

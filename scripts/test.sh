@@ -8,8 +8,12 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 
 bash scripts/setup.sh
-# Parquet input is built and tested (pyarrow's Arrow C++ from the set-up).
-TOKENFEED_WITH_PARQUET=ON bash scripts/build.sh release
+# Parquet input is built and tested (pyarrow's Arrow C++ from the set-up), and
+# the Python extension module is built with the rest: the Python tests import
+# the package laid out from this build (scripts/stage-python.sh), so the
+# library is compiled once for both. test_pip_install.py builds, installs and
+# tests the wheel itself from a clean copy.
+TOKENFEED_WITH_PARQUET=ON TOKENFEED_BUILD_PYTHON=ON bash scripts/build.sh release
 
 # Tests that need the reference tokenizer or the tokenizer files fail instead
 # of skipping when this is set: the set-up above provides them.
@@ -21,21 +25,18 @@ export TOKENFEED_CLI="$root/build/release/src/cli/tokenfeed"
 ctest --preset release -j 2 --timeout 900
 
 if [ -d python/tests ] && ls python/tests/test_*.py >/dev/null 2>&1; then
-  # One build of the package, installed into both test environments.
-  rm -rf build/test-wheel
-  .venv/bin/python -m pip wheel --quiet --disable-pip-version-check --no-deps --no-build-isolation \
-    --config-settings=cmake.define.TOKENFEED_BUILD_CLI=OFF -w build/test-wheel .
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps \
-    build/test-wheel/tokenfeed-*.whl
+  # One build of the package, imported by both test environments (an
+  # installed copy would come second to PYTHONPATH; none is installed here).
+  PYTHONPATH="$(bash scripts/stage-python.sh build/release)"
+  export PYTHONPATH
   .venv/bin/python -m pytest -q python/tests
   # The PyTorch-facing tests again against the current PyTorch from PyPI
   # (python/requirements-torch.txt): the dataset, torchrun with gloo and
   # SIGKILL, the loader over Kafka topics with gaps, the training demo.
   bash scripts/setup-torch.sh
-  .venv-torch/bin/python -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps \
-    build/test-wheel/tokenfeed-*.whl
   .venv-torch/bin/python -m pytest -q python/tests/test_dataset.py python/tests/test_distributed.py \
     python/tests/test_loader_kafka_gaps.py python/tests/test_demo.py
+  unset PYTHONPATH
 fi
 # The same suite's core under the sanitizers (docs/testing.md, ~17 min here).
 bash scripts/sanitize.sh all
