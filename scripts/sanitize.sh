@@ -41,7 +41,7 @@ run_asan() {
   ASAN_OPTIONS="detect_leaks=0:halt_on_error=1" UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1" \
   TOKENFEED_REQUIRE_REFERENCE=1 TOKENFEED_TOKENIZERS_DIR="$root/.cache/tokenizers" \
   TOKENFEED_CLI="$root/build/asan/src/cli/tokenfeed" TOKENFEED_PYTHON="$py" \
-    "$py" -m pytest -q -p no:cacheprovider \
+    "$py" -m pytest -q -p no:cacheprovider -n "$jobs" --dist loadfile \
       python/tests/test_tokenizer_api.py python/tests/test_tokenizer_components.py python/tests/test_regex_path_parity.py \
       python/tests/test_dataset.py python/tests/test_ingest_arrow_stream.py
   echo "sanitize: asan passed in $((SECONDS - started)) s"

@@ -29,12 +29,15 @@ if [ -d python/tests ] && ls python/tests/test_*.py >/dev/null 2>&1; then
   # installed copy would come second to PYTHONPATH; none is installed here).
   PYTHONPATH="$(bash scripts/stage-python.sh build/release)"
   export PYTHONPATH
-  .venv/bin/python -m pytest -q python/tests
+  # Two workers, each given whole files (their module fixtures, a broker
+  # cluster among them, start once): most of the suite waits on brokers,
+  # servers and killed processes, and the rest has the second core.
+  .venv/bin/python -m pytest -q -n 2 --dist loadfile python/tests
   # The PyTorch-facing tests again against the current PyTorch from PyPI
   # (python/requirements-torch.txt): the dataset, torchrun with gloo and
   # SIGKILL, the loader over Kafka topics with gaps, the training demo.
   bash scripts/setup-torch.sh
-  .venv-torch/bin/python -m pytest -q python/tests/test_dataset.py python/tests/test_distributed.py \
+  .venv-torch/bin/python -m pytest -q -n 2 --dist loadfile python/tests/test_dataset.py python/tests/test_distributed.py \
     python/tests/test_loader_kafka_gaps.py python/tests/test_demo.py
   unset PYTHONPATH
 fi
