@@ -5,7 +5,9 @@
 // from a table of characters where the patterns have edges (so one byte can
 // reach a tricky character). Each scanner sees the whole text, its first and
 // last few sub-pieces, and DeepSeek-V3's later stages see the pieces the
-// earlier stages cut, which the fused one-pass version must reproduce.
+// earlier stages cut, which the fused one-pass version must reproduce. A
+// scanner whose FindPieces answers (the tiling ones) must give exactly
+// Oniguruma's matches as views into the text.
 // TOKENFEED_FUZZ_SCANNER=<name> (e.g. fast:llama3) restricts the run to one.
 #include <cstdint>
 #include <cstdio>
@@ -157,6 +159,27 @@ std::vector<Span> Check(const Pair& pair, std::string_view text) {
     std::fprintf(stderr, "pretokenizer_diff: %.*s differs from Oniguruma on %zu bytes\n",
                  static_cast<int>(pair.name.size()), pair.name.data(), text.size());
     PrintSpans("fast", text, got);
+    PrintSpans("onig", text, want);
+    std::abort();
+  }
+  // A tiling scanner's pieces are its matches as views into the text; any
+  // other matcher appends none.
+  std::vector<std::string_view> pieces;
+  const bool tiles = pair.fast->FindPieces(text, &pieces);
+  bool same = tiles ? pieces.size() == want.size() : pieces.empty();
+  for (size_t i = 0; tiles && same && i < pieces.size(); ++i) {
+    same = pieces[i].data() == text.data() + want[i].begin && pieces[i].size() == want[i].end - want[i].begin;
+  }
+  if (!same) {
+    std::vector<Span> as_spans;
+    for (std::string_view piece : pieces) {
+      const auto from = static_cast<uint32_t>(piece.data() - text.data());
+      as_spans.push_back({from, from + static_cast<uint32_t>(piece.size())});
+    }
+    std::fprintf(stderr,
+                 "pretokenizer_diff: %.*s's pieces (FindPieces returned %s) differ from its matches on %zu bytes\n",
+                 static_cast<int>(pair.name.size()), pair.name.data(), tiles ? "true" : "false", text.size());
+    PrintSpans("pieces", text, as_spans);
     PrintSpans("onig", text, want);
     std::abort();
   }
