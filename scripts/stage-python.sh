@@ -5,16 +5,22 @@
 # BUILD_DIR/python-stage/tokenfeed, and the stage's directory is printed
 # (put it on PYTHONPATH). The test suite tests this layout; the installed
 # wheel itself is tested by python/tests/test_pip_install.py. A source build's
-# module finds the Arrow plugin and the program in the build tree.
-#   bash scripts/stage-python.sh BUILD_DIR
+# module finds the Arrow plugin in the build tree; the stage has no
+# tokenfeed/_bin program (the tests name build/release/src/cli/tokenfeed in
+# TOKENFEED_CLI).
+#   bash scripts/stage-python.sh BUILD_DIR [PYTHON]
+# PYTHON (default .venv/bin/python) names the module's file: exactly the one
+# built for that interpreter is staged.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-build="$(realpath "${1:?usage: scripts/stage-python.sh BUILD_DIR}")"
-modules=("$build"/python/_ext*.so)
-[ -f "${modules[0]}" ] || { echo "stage-python: no extension module in $build/python (configure with -DTOKENFEED_BUILD_PYTHON=ON)" >&2; exit 1; }
+build="$(realpath "${1:?usage: scripts/stage-python.sh BUILD_DIR [PYTHON]}")"
+python="${2:-$root/.venv/bin/python}"
+suffix="$("$python" -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')"
+module="$build/python/_ext$suffix"
+[ -f "$module" ] || { echo "stage-python: no $module (configure with -DTOKENFEED_BUILD_PYTHON=ON for $python)" >&2; exit 1; }
 stage="$build/python-stage"
 rm -rf "$stage"
 mkdir -p "$stage/tokenfeed"
 cp "$root"/python/tokenfeed/*.py "$root"/python/tokenfeed/*.pyi "$root"/python/tokenfeed/py.typed "$stage/tokenfeed/"
-cp "${modules[@]}" "$stage/tokenfeed/"
+cp "$module" "$stage/tokenfeed/"
 echo "$stage"

@@ -25,8 +25,9 @@ export TOKENFEED_CLI="$root/build/release/src/cli/tokenfeed"
 ctest --preset release -j 2 --timeout 900
 
 if [ -d python/tests ] && ls python/tests/test_*.py >/dev/null 2>&1; then
-  # One build of the package, imported by both test environments (an
-  # installed copy would come second to PYTHONPATH; none is installed here).
+  # One build of the package, imported by both test environments (a copy
+  # installed into either, as earlier versions of this script left, comes
+  # second to PYTHONPATH).
   PYTHONPATH="$(bash scripts/stage-python.sh build/release)"
   export PYTHONPATH
   # Two workers, each given whole files (their module fixtures, a broker

@@ -11,9 +11,10 @@
 // second family, from word 256 * b on, b being the first byte's low four
 // bits and the second byte (words of 5 to 48 bytes). Each is checked as an
 // insert is; after the bulk each found has its ids, and without a sweep
-// during the bulk every one is found (only sweeps drop words). Past 16,384
-// words the table grows (the 256 words alone never make it), so growth, and
-// sweeps at a large bound, are exercised too.
+// during the bulk every one is found (only sweeps drop words). At the bound
+// of 65,536 the table grows past 16,384 words (the 256 words alone never
+// make it), so growth is exercised too; at both bounds, sweeps of a large
+// table.
 // After every operation the size and the arenas stay within their bounds.
 // Aborts on the first violation.
 #include <algorithm>

@@ -20,14 +20,6 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 VOCABULARIES = ["deepseek_v3", "llama3", "qwen3", "llama2", "gemma3"]
 
 
-def pytest_collection_modifyitems(config, items):
-    # The wheel's build from a clean copy (test_pip_install.py) is the
-    # longest file, minutes of compiling: it goes first, so that on several
-    # workers (pytest-xdist, as scripts/test.sh runs the suite) the other
-    # files run beside it rather than after it. The sort is stable.
-    items.sort(key=lambda item: item.path.name != "test_pip_install.py")
-
-
 def pytest_configure(config):
     config.addinivalue_line("markers", "kafka: needs a real Kafka broker (started by the kafka_broker fixture)")
     config.addinivalue_line("markers", "kafka_cluster: needs a three-node Kafka cluster (kafka_cluster fixture)")
