@@ -35,9 +35,21 @@ inline const uint8_t* SkipAsciiLetters(const uint8_t* p, const uint8_t* end) {
   return p;
 }
 
+// A subject-end test that never fires: the default of the steps below that
+// take one. A scanner whose subject ends before some characters (DeepSeek-V3's
+// main pattern, fused with the stages that cut its subjects) passes its own.
+// Asked with a non-ASCII code point inside a run, or with the character at
+// `p` (p < end) after a whitespace run.
+struct NeverEnds {
+  bool operator()(char32_t /*non_ascii_cp*/) const { return false; }
+  bool operator()(const uint8_t* /*p*/, const uint8_t* /*end*/) const { return false; }
+};
+
 // Hot path: the end of the run of characters from `p` whose class mask has at
-// least one bit of `bits` (e.g. \p{L}+, [\p{L}\p{M}]+).
-inline const uint8_t* SkipWhileAny(const uint8_t* p, const uint8_t* end, uint16_t bits) {
+// least one bit of `bits` (e.g. \p{L}+, [\p{L}\p{M}]+). The run also ends at
+// a non-ASCII character for which `ends(cp)` holds.
+template <typename EndsAt = NeverEnds>
+inline const uint8_t* SkipWhileAny(const uint8_t* p, const uint8_t* end, uint16_t bits, EndsAt ends = {}) {
   // The only ASCII letters and marks are A-Za-z (unicode_class_test checks it).
   const bool letters = bits == kLetter || bits == (kLetter | kMark);
   while (p < end) {
@@ -53,7 +65,7 @@ inline const uint8_t* SkipWhileAny(const uint8_t* p, const uint8_t* end, uint16_
     }
     char32_t cp;
     const uint32_t len = DecodeMultibyteUtf8(p, end, &cp);
-    if (!(ClassMaskOf(cp) & bits)) break;
+    if (!(ClassMaskOf(cp) & bits) || ends(cp)) break;
     p += len;
   }
   return p;
@@ -89,10 +101,11 @@ inline const uint8_t* SkipCrLf(const uint8_t* p, const uint8_t* end) {
 //   otherwise:         \s+(?!\S)|\s+              (GPT-2)
 // Returns the end of the match. With R the maximal \s run from `start`:
 // \s*[\r\n]+ backtracks \s* to the last CR or LF inside R and ends just after
-// it; \s+(?!\S) is all of R when R reaches `end`, else R less its last
-// character (when R has two or more); \s+ is all of R.
-template <bool kWithNewlineRule>
-inline const uint8_t* MatchWhiteSpaceTail(const uint8_t* start, const uint8_t* end) {
+// it; \s+(?!\S) is all of R when R reaches the subject's end, else R less its
+// last character (when R has two or more); \s+ is all of R. The subject ends
+// at `end`, or where `ends_at(p)` holds for the character after R (p < end).
+template <bool kWithNewlineRule, typename EndsAt = NeverEnds>
+inline const uint8_t* MatchWhiteSpaceTail(const uint8_t* start, const uint8_t* end, EndsAt ends_at = {}) {
   const uint8_t* p = start;
   const uint8_t* last_char = start;        // start of R's last character
   const uint8_t* after_last_crlf = nullptr;
@@ -112,7 +125,7 @@ inline const uint8_t* MatchWhiteSpaceTail(const uint8_t* start, const uint8_t* e
     p += len;
   }
   if (kWithNewlineRule && after_last_crlf != nullptr) return after_last_crlf;
-  if (p == end) return p;
+  if (p == end || ends_at(p, end)) return p;
   if (last_char != start) return last_char;
   return p;
 }

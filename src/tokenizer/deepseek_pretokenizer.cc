@@ -1,36 +1,12 @@
 #include "tokenizer/deepseek_pretokenizer.h"
 
 #include <cstdint>
+#include <type_traits>
 
 #include "tokenizer/deepseek_scan.h"
 #include "tokenizer/unicode_class.h"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
-
 namespace tokenfeed::tokenizer {
-namespace {
-
-// The first byte at or after `p` that is not ASCII or is an ASCII digit.
-// HOT PATH for ASCII text: 16 bytes at a time.
-inline const uint8_t* SkipAsciiNonDigits(const uint8_t* p, const uint8_t* end) {
-#if defined(__SSE2__)
-  const __m128i below_zero = _mm_set1_epi8('0' - 1), above_nine = _mm_set1_epi8('9' + 1);
-  while (end - p >= 16) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    // Bytes of 0x80 and above are negative as signed bytes: the sign mask.
-    const __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(v, below_zero), _mm_cmplt_epi8(v, above_nine));
-    const uint32_t stop = static_cast<uint32_t>(_mm_movemask_epi8(_mm_or_si128(digit, v)));
-    if (stop != 0) return p + __builtin_ctz(stop);
-    p += 16;
-  }
-#endif
-  while (p < end && *p < 0x80 && static_cast<unsigned>(*p - '0') >= 10u) ++p;
-  return p;
-}
-
-}  // namespace
 
 // Why one pass gives the staged result: stage 1 leaves the \p{N}{1,3} groups
 // and the maximal runs between them; stage 2 cuts each such run into maximal
@@ -48,34 +24,26 @@ void SplitDeepSeekV3(std::string_view text, std::vector<std::string_view>* piece
   auto emit = [pieces](const uint8_t* from, const uint8_t* to) {
     pieces->emplace_back(reinterpret_cast<const char*>(from), static_cast<size_t>(to - from));
   };
-  // Stage 3 on one subject: its matches, and the gaps between them.
-  auto split_main = [&emit](const uint8_t* from, const uint8_t* to) {
+  // Stage 3 on the subject from `from` to the first \p{N} or CJK character
+  // (or `to`): its matches, and the gaps between them. Returns the subject's end.
+  auto split_main = [&emit](const uint8_t* from, const uint8_t* to, auto fused) {
     const uint8_t* prev = from;
-    deepseek::ScanMain(from, to, [&](const uint8_t* m_from, const uint8_t* m_to) {
-      if (m_from != prev) emit(prev, m_from);
-      emit(m_from, m_to);  // never empty: every alternative takes a character
-      prev = m_to;
-    });
-    if (prev != to) emit(prev, to);
+    const uint8_t* const subject_end =
+        deepseek::ScanMain<decltype(fused)::value>(from, to, [&](const uint8_t* m_from, const uint8_t* m_to) {
+          if (m_from != prev) emit(prev, m_from);
+          emit(m_from, m_to);  // never empty: every alternative takes a character
+          prev = m_to;
+        });
+    if (prev != subject_end) emit(prev, subject_end);
+    return subject_end;
   };
   const uint8_t* p = begin;
   while (p < end) {
-    // A run of characters that are neither \p{N} nor CJK.
-    const uint8_t* const run = p;
-    CharInfo c{0, 0, 0};
-    while (p < end) {
-      if (*p < 0x80) {
-        p = SkipAsciiNonDigits(p, end);
-        if (p == end || (*p < 0x80 && static_cast<unsigned>(*p - '0') < 10u)) break;
-        continue;
-      }
-      c = CharAt(p, end);
-      if ((c.mask & kNumber) || deepseek::IsCjk(c.cp)) break;
-      p += c.len;
-    }
-    if (p != run) split_main(run, p);
+    // A run of characters that are neither \p{N} nor CJK, cut by stage 3 as
+    // it is read: it ends at the first \p{N} or CJK character.
+    p = split_main(p, end, std::true_type{});
     if (p == end) break;
-    if (*p < 0x80) c = CharAt(p, end);  // an ASCII digit ended the run
+    const CharInfo c = CharAt(p, end);
     if (c.mask & kNumber) {
       const uint8_t* const group_end = deepseek::DigitGroupEnd(p, end, c.len);
       emit(p, group_end);
@@ -97,7 +65,7 @@ void SplitDeepSeekV3(std::string_view text, std::vector<std::string_view>* piece
     if (letters_marks) {
       emit(p, q);
     } else {
-      split_main(p, q);
+      split_main(p, q, std::false_type{});
     }
     p = q;
   }

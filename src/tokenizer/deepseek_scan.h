@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "tokenizer/char_class_runs.h"
 #include "tokenizer/unicode_class.h"
@@ -32,47 +33,68 @@ inline const uint8_t* DigitGroupEnd(const uint8_t* p, const uint8_t* end, uint32
 inline constexpr uint16_t kLetterMark = kLetter | kMark;
 inline constexpr uint16_t kPunctSymbol = kPunctuation | kSymbol;
 
+// Where stage 3's subjects end in the fused pass: stages 1 and 2 leave as
+// subjects the maximal runs with no \p{N} and no CJK character, so either
+// character ends one. Asked with a code point inside a run of letters and
+// marks or of punctuation and symbols, where no \p{N} character can be, and
+// with the character after a whitespace run.
+struct EndsAtNumberOrCjk {
+  bool operator()(char32_t non_ascii_cp) const { return IsCjk(non_ascii_cp); }
+  bool operator()(const uint8_t* p, const uint8_t* end) const {
+    const CharInfo c = CharAt(p, end);
+    return (c.mask & kNumber) || IsCjk(c.cp);
+  }
+};
+
 // Stage 3: calls match(from, to) for each successive match of the main
 // pattern in the subject [begin, end), in order. Characters that start no
 // match are skipped (they are the gaps of an Isolated split).
+// With kFused, the subject is instead [begin, the first \p{N} or CJK
+// character or `end`): the scan stops there and returns where it stopped, so
+// that the fused pass reads each character once. Without, it returns `end`.
 // HOT PATH.
-template <typename OnMatch>
-inline void ScanMain(const uint8_t* const begin, const uint8_t* const end, OnMatch&& match) {
+template <bool kFused = false, typename OnMatch>
+inline const uint8_t* ScanMain(const uint8_t* const begin, const uint8_t* const end, OnMatch&& match) {
+  using Ends = std::conditional_t<kFused, EndsAtNumberOrCjk, NeverEnds>;
+  // A letter or mark that continues a run in this subject.
+  auto continues = [](const CharInfo& c) { return (c.mask & kLetterMark) && !(kFused && IsCjk(c.cp)); };
   const uint8_t* p = begin;
   while (p < end) {
     const uint8_t* const start = p;
     const CharInfo c0 = CharAt(p, end);
+    if (kFused && ((c0.mask & kNumber) || IsCjk(c0.cp))) return p;
     const uint8_t* const next = p + c0.len;
     if (c0.mask & kLetterMark) {
-      p = SkipWhileAny(next, end, kLetterMark);  // B2 without prefix
+      p = SkipWhileAny(next, end, kLetterMark, Ends{});  // B2 without prefix
     } else if (c0.mask & kPunctSymbol) {
       if ((c0.mask & kAsciiPunctuation) && next < end && *next < 0x80 && (kAsciiClassMask[*next] & kAsciiLetter)) {
         p = SkipAsciiLetters(next + 1, end);  // B1
       } else {
-        p = SkipCrLf(SkipWhileAny(next, end, kPunctSymbol), end);  // B3
+        p = SkipCrLf(SkipWhileAny(next, end, kPunctSymbol, Ends{}), end);  // B3
       }
     } else if (c0.mask & kWhiteSpace) {
       p = nullptr;
       if (next < end) {
         const CharInfo c1 = CharAt(next, end);
-        if ((c1.mask & kLetterMark) && !(c0.mask & kCrLf)) {
-          p = SkipWhileAny(next + c1.len, end, kLetterMark);  // B2 with a space-like prefix
-        } else if (c0.cp == ' ' && (c1.mask & kPunctSymbol)) {
-          p = SkipCrLf(SkipWhileAny(next + c1.len, end, kPunctSymbol), end);  // B3
+        if (continues(c1) && !(c0.mask & kCrLf)) {
+          p = SkipWhileAny(next + c1.len, end, kLetterMark, Ends{});  // B2 with a space-like prefix
+        } else if (c0.cp == ' ' && (c1.mask & kPunctSymbol) && !(kFused && IsCjk(c1.cp))) {
+          p = SkipCrLf(SkipWhileAny(next + c1.len, end, kPunctSymbol, Ends{}), end);  // B3
         }
       }
-      if (p == nullptr) p = MatchWhiteSpaceTail<true>(start, end);  // B4-B6
+      if (p == nullptr) p = MatchWhiteSpaceTail<true>(start, end, Ends{});  // B4-B6
     } else {
       // Number, control, format, private use, unassigned: only B2 with a prefix.
       const CharInfo c1 = next < end ? CharAt(next, end) : CharInfo{0, 0, 0};
-      if (!(c1.mask & kLetterMark)) {
+      if (!continues(c1)) {
         p = next;  // no match starts here
         continue;
       }
-      p = SkipWhileAny(next + c1.len, end, kLetterMark);
+      p = SkipWhileAny(next + c1.len, end, kLetterMark, Ends{});
     }
     match(start, p);
   }
+  return end;
 }
 
 }  // namespace tokenfeed::tokenizer::deepseek
