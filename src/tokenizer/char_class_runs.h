@@ -103,7 +103,8 @@ inline const uint8_t* SkipCrLf(const uint8_t* p, const uint8_t* end) {
 // \s*[\r\n]+ backtracks \s* to the last CR or LF inside R and ends just after
 // it; \s+(?!\S) is all of R when R reaches the subject's end, else R less its
 // last character (when R has two or more); \s+ is all of R. The subject ends
-// at `end`, or where `ends_at(p)` holds for the character after R (p < end).
+// at `end`, or where `ends_at(p, end)` holds for the character at p after R
+// (p < end).
 template <bool kWithNewlineRule, typename EndsAt = NeverEnds>
 inline const uint8_t* MatchWhiteSpaceTail(const uint8_t* start, const uint8_t* end, EndsAt ends_at = {}) {
   const uint8_t* p = start;
@@ -125,9 +126,9 @@ inline const uint8_t* MatchWhiteSpaceTail(const uint8_t* start, const uint8_t* e
     p += len;
   }
   if (kWithNewlineRule && after_last_crlf != nullptr) return after_last_crlf;
-  if (p == end || ends_at(p, end)) return p;
-  if (last_char != start) return last_char;
-  return p;
+  // R of one character is all of the match either way: no need to ask ends_at.
+  if (p == end || last_char == start || ends_at(p, end)) return p;
+  return last_char;
 }
 
 }  // namespace tokenfeed::tokenizer::unicode

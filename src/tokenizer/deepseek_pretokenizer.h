@@ -13,8 +13,8 @@ namespace tokenfeed::tokenizer {
 
 // Appends the pieces of valid UTF-8 `text` to `pieces`, in order, as views
 // of `text`. No piece is empty.
-// HOT PATH: one pass, each character classified once (twice at the end of
-// a run).
+// HOT PATH: one pass over the text; a character is classified again only at
+// a piece's boundary (the last of a match, the one after a whitespace run).
 void SplitDeepSeekV3(std::string_view text, std::vector<std::string_view>* pieces);
 
 }  // namespace tokenfeed::tokenizer

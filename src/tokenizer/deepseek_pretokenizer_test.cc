@@ -184,6 +184,16 @@ TEST(DeepSeekPreTokenizerTest, MegabyteRunsAgree) {
     while (run.size() < (1 << 20)) run += unit;
     ASSERT_TRUE(Same(run + "x")) << unit;
   }
+  // A whitespace run that a digit ends: \s+(?!\S) takes all of it.
+  EXPECT_TRUE(Same(std::string(1 << 20, ' ') + "1"));
+}
+
+// Runs long enough for the 16-byte steps, each ended by a \p{N} or CJK
+// character inside a 16-byte block: the subject ends there, not at the block.
+TEST(DeepSeekPreTokenizerTest, SubjectEndsInsideAWideStep) {
+  EXPECT_TRUE(Same(std::string(40, 'a') + "1" + std::string(40, 'b') + "\u4e00" + std::string(20, 'c') + "\u0660" +
+                   std::string(20, 'd') + "\u30fb"));
+  EXPECT_TRUE(Same(std::string(23, 'x') + "\u3042" + std::string(23, ' ') + "\u3042" + std::string(17, '!') + "\u30fb!"));
 }
 
 }  // namespace
