@@ -24,6 +24,26 @@ def test_encode_numpy_and_batch_agree(ours):
         assert flat[offsets[i]:offsets[i + 1]].tolist() == ids
 
 
+def test_encode_numpy_gives_a_fresh_writable_array_of_each_texts_ids(ours):
+    # Short and long texts (a long one is encoded without the GIL), the
+    # empty text, and bytes: each its own array, equal to encode()'s ids.
+    texts = ["hello world", "", "中文 text 123", "x" * 20000 + " end", b"caf\xc3\xa9"]
+    arrays = [ours.encode_numpy(t) for t in texts]
+    for t, arr in zip(texts, arrays):
+        assert isinstance(arr, np.ndarray) and arr.dtype == np.uint32 and arr.ndim == 1
+        assert arr.flags.writeable and arr.flags.owndata and arr.flags.c_contiguous
+        assert arr.tolist() == ours.encode(t)
+    assert arrays[1].shape == (0,)
+    first = ours.encode_numpy(texts[0])
+    again = ours.encode_numpy(texts[0])
+    first[0] = 7  # the arrays share nothing
+    assert again.tolist() == ours.encode(texts[0])
+    with pytest.raises(ValueError, match="byte offset 3"):
+        ours.encode_numpy(b"abc\xff", utf8="reject")
+    with pytest.raises(TypeError):
+        ours.encode_numpy(12)
+
+
 def test_reject_policy_names_the_offset(ours):
     with pytest.raises(ValueError, match="byte offset 3"):
         ours.encode(b"abc\xff", utf8="reject")
