@@ -89,9 +89,11 @@ int main(int argc, char** argv) {
     best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   std::printf("%zu docs, %zu bytes, %zu tokens", corpus.docs.size(), corpus.bytes, tokens);
+  const double mb = static_cast<double>(corpus.bytes) / 1e6;
   if (repeats > 1) {
-    const double mb = static_cast<double>(corpus.bytes) / 1e6;
     std::printf("; best of %d: %.1f MB/s (%.1f MB/s of CPU time)", repeats, mb / best, mb / best_cpu);
+  } else {
+    std::printf("; first sight: %.1f MB/s (%.1f MB/s of CPU time)", mb / best, mb / best_cpu);
   }
   std::printf("\n");
   return 0;
