@@ -103,7 +103,18 @@ void TokenizerImpl::EncodeValid(std::string_view text, bool split_special, Encod
       // Whether this text starts the input, as Metaspace's "first" scheme asks.
       const bool at_input_start = s.begin == 0 && t.begin == 0;
       pre_tokenizer_->Run(norm.substr(t.begin, t.end - t.begin), at_input_start, &scratch->pre, &scratch->pieces);
-      for (std::string_view piece : scratch->pieces) model_.EncodePiece(piece, &scratch->bpe, ids);
+      // The word cache's slot of the piece kPrefetchAhead on is fetched while
+      // this one is encoded: on text seen before the probes' memory waits
+      // overlap (5-14 % faster with every piece cached; 8 beat 4 and equalled
+      // 16, docs/tokenizer.md).
+      constexpr size_t kPrefetchAhead = 8;
+      const std::vector<std::string_view>& pieces = scratch->pieces;
+      const size_t n = pieces.size();
+      for (size_t k = 0; k < std::min(kPrefetchAhead, n); ++k) model_.PrefetchPiece(pieces[k], &scratch->bpe);
+      for (size_t k = 0; k < n; ++k) {
+        if (k + kPrefetchAhead < n) model_.PrefetchPiece(pieces[k + kPrefetchAhead], &scratch->bpe);
+        model_.EncodePiece(pieces[k], &scratch->bpe, ids);
+      }
     }
   }
 }

@@ -71,7 +71,9 @@ TEST(WordCacheTest, GrowsAsItFillsKeepingEveryWordThenSweepsAtItsBound) {
     cache.Insert(w, WordCache::MakeKey(w), std::span<const uint32_t>(ids, 1 + i % 3));
     // Short probes while it grows: only the last size, the one for the
     // bound, is filled past half.
-    if (cache.size() * 2 > cache.capacity()) ASSERT_GE(cache.capacity() * 3, size_t{100000} * 4) << i;
+    if (cache.size() * 2 > cache.capacity()) {
+      ASSERT_GE(cache.capacity() * 3, size_t{100000} * 4) << i;
+    }
   }
   EXPECT_EQ(cache.size(), 100000u);
   EXPECT_GT(cache.capacity(), first);
