@@ -54,7 +54,9 @@ class WordCache {
     uint32_t len;
   };
 
-  static Key MakeKey(std::string_view word) {
+  // HOT PATH, inlined where a piece is probed and where it is prefetched:
+  // the hash of a word over 16 bytes (rare) is a call.
+  [[gnu::always_inline]] static Key MakeKey(std::string_view word) {
     const auto* p = reinterpret_cast<const unsigned char*>(word.data());
     const size_t n = word.size();
     Key k{0, 0, 0, static_cast<uint32_t>(n)};
@@ -75,7 +77,7 @@ class WordCache {
       h ^= (k.w1 + h) * 0xC2B2AE3D27D4EB4FULL;
       k.hash = h ^ (h >> 29);
     } else {
-      k.hash = XXH3_64bits(p, n);
+      k.hash = LongWordHash(p, n);
     }
     return k;
   }
@@ -166,6 +168,8 @@ class WordCache {
   size_t capacity() const { return slots_.size(); }
 
  private:
+  [[gnu::noinline]] static uint64_t LongWordHash(const unsigned char* p, size_t n) { return XXH3_64bits(p, n); }
+
   static constexpr uint16_t kEmpty = UINT16_MAX;
   static_assert(kMaxWordBytes <= UINT8_MAX);
   // 32 bytes: two slots to a cache line. A word of one token (most of them)
