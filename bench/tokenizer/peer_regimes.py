@@ -15,8 +15,10 @@ engine:
 Every engine gets the same texts in the same order; the engines run one
 after another, each in its own process, --turns times in turns (the
 machine's speed drifts), and each figure is the best of the turns. Every
-engine's ids are compared with tokenfeed's on every document of A; a
-mismatch is reported.
+engine's ids are compared with tokenfeed's on every document of A, and each
+engine's kept results with a second, untimed pass (an engine that reused
+its output buffer would fail it); a mismatch or a failed engine is reported
+and the run exits non-zero.
 
     .venv/bin/python bench/tokenizer/peer_regimes.py [--vocab deepseek_v3 llama3 qwen3] \\
         [--engines tokenfeed tokenfeed-numpy hf fastokens gigatoken] [--peer-path DIR] [--turns 2] \\
@@ -89,7 +91,11 @@ def timed(ds, keep=False):
 res = {"bytes": sum(len(d.encode("utf-8")) for d in a)}
 if spec["mode"] == "cold":
     res["cold"], ids = timed(a, keep=True)
-    res["digest"] = [hashlib.sha1(json.dumps([int(x) for x in i]).encode()).hexdigest()[:12] for i in ids]
+    digest = lambda i: hashlib.sha1(json.dumps([int(x) for x in i]).encode()).hexdigest()[:12]
+    res["digest"] = [digest(i) for i in ids]
+    # The results were kept as returned: an engine that hands out views of a
+    # buffer it reuses would have changed them. Untimed, each copied at once.
+    res["reused"] = sum(digest(list(enc(d))) != k for d, k in zip(a, res["digest"]))
 else:
     timed(b + swap(b))
     res["steady"], _ = timed(a)
@@ -108,6 +114,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     regimes = ("cold", "steady", "repeated")
+    mismatch = False
     # Ours: "tokenfeed" (encode, a list of ints) and "tokenfeed-numpy"
     # (encode_numpy). The ratio is our fastest API's rate over the best peer's.
     ours = [e for e in args.engines if e.startswith("tokenfeed")]
@@ -131,10 +138,15 @@ def main() -> None:
                                        env=env, timeout=3600)
                     if r.returncode != 0:
                         print(f"<!-- {vocab}: {engine} failed: {r.stderr.strip()[-300:]} -->", flush=True)
+                        mismatch = True
                         continue
                     res = json.loads(r.stdout.strip().splitlines()[-1])
                     if "digest" in res:
                         digests[engine] = res["digest"]
+                    if res.get("reused"):
+                        print(f"<!-- {vocab}: {engine}'s kept results changed on {res['reused']} documents: "
+                              "it reuses its output buffer -->", flush=True)
+                        mismatch = True
                     nbytes = res["bytes"]
                     for reg in regimes:
                         if reg in res:
@@ -154,6 +166,9 @@ def main() -> None:
                 continue
             agree = sum(x == y for x, y in zip(ref, d))
             print(f"<!-- {vocab}: {e} gives tokenfeed's ids on {agree}/{len(ref)} documents of the timed half -->")
+            mismatch = mismatch or agree != len(ref)
+    if mismatch:
+        sys.exit("peer_regimes: an engine failed or its ids differ from tokenfeed's (above)")
 
 
 if __name__ == "__main__":

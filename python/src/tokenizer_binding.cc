@@ -1,7 +1,8 @@
 // Python binding of tokenfeed::Tokenizer. Long texts and batches are encoded
-// without the GIL. A batch's numpy arrays are handed over without a copy (the
-// array owns the buffer); one text's ids are copied into a new numpy array,
-// which is cheaper for the short results most calls give (below).
+// without the GIL. A batch's numpy arrays, and one text's when it has many
+// ids, are handed over without a copy (the array keeps the native buffer
+// alive); the ids of a shorter text are copied into a new numpy array, which
+// is cheaper for the short results most calls give (CopyToNumpy).
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
@@ -11,7 +12,6 @@
 
 #include <cstring>
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -80,10 +80,14 @@ void LookUpNumpy() {
   g_numpy_empty = empty.release().ptr();
 }
 
-// A new, writable numpy array of uint32 holding a copy of `ids`: made by
+// A new, writable numpy array of uint32 that owns a copy of `ids`: made by
 // numpy.empty and filled through the buffer protocol. About 0.2 us a call,
-// where handing the vector over as an nb::ndarray costs over 1 us (the
-// export goes through DLPack): most single texts give a few hundred ids.
+// where handing the vector over as an nb::ndarray costs over 1 us (nanobind
+// wraps it in a buffer object and calls numpy.array on that): most single
+// texts give a few hundred ids. For at most kCopyIdsAtMost ids, so that the
+// copy, made with the GIL held, stays short (256 KiB at most).
+constexpr size_t kCopyIdsAtMost = size_t{1} << 16;
+
 nb::object CopyToNumpy(const std::vector<uint32_t>& ids) {
   LookUpNumpy();
   nb::object count = nb::steal(PyLong_FromSize_t(ids.size()));
@@ -94,10 +98,14 @@ nb::object CopyToNumpy(const std::vector<uint32_t>& ids) {
   Py_buffer view;
   if (PyObject_GetBuffer(array.ptr(), &view, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) != 0) throw nb::python_error();
   const size_t bytes = ids.size() * sizeof(uint32_t);
-  const bool fits = view.len >= 0 && static_cast<size_t>(view.len) == bytes;
+  const Py_ssize_t got = view.len;
+  const bool fits = got >= 0 && static_cast<size_t>(got) == bytes;
   if (fits && bytes != 0) std::memcpy(view.buf, ids.data(), bytes);
   PyBuffer_Release(&view);
-  if (!fits) throw std::runtime_error("numpy.empty gave an array of the wrong size");
+  if (!fits) {
+    ThrowIfError(Status::Internal("numpy.empty(" + std::to_string(ids.size()) + ", uint32) gave " +
+                                  std::to_string(got) + " bytes, expected " + std::to_string(bytes)));
+  }
   return array;
 }
 
@@ -203,7 +211,9 @@ class PyTokenizer {
   }
 
   nb::object EncodeNumpy(nb::handle text, bool add_special, bool split_special, const std::string& utf8) {
-    return CopyToNumpy(EncodeIds(text, add_special, split_special, utf8));
+    std::vector<TokenId> ids = EncodeIds(text, add_special, split_special, utf8);
+    if (ids.size() <= kCopyIdsAtMost) return CopyToNumpy(ids);
+    return nb::cast(ToNumpy(std::move(ids)));
   }
 
   // Views of every text and what they point into: each item's own object
@@ -367,7 +377,11 @@ void RegisterTokenizer(nb::module_& m) {
            "InvalidArgumentError naming the byte offset.")
       .def("encode_numpy", &PyTokenizer::EncodeNumpy, nb::arg("text"), nb::kw_only(),
            nb::arg("add_special_tokens") = false, nb::arg("split_special_tokens") = false,
-           nb::arg("utf8") = "replace", "As encode(), as a numpy uint32 array (no per-id Python objects).")
+           nb::arg("utf8") = "replace",
+           nb::sig("def encode_numpy(self, text: object, *, add_special_tokens: bool = False, "
+                   "split_special_tokens: bool = False, utf8: str = 'replace') "
+                   "-> numpy.ndarray[dtype=uint32, shape=(*)]"),
+           "As encode(), as a new numpy uint32 array (no per-id Python objects).")
       .def("encode_batch", &PyTokenizer::EncodeBatch, nb::arg("texts"), nb::kw_only(),
            nb::arg("add_special_tokens") = false, nb::arg("split_special_tokens") = false,
            nb::arg("utf8") = "replace", nb::arg("num_threads") = 0,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import pathlib
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -34,6 +36,13 @@ def test_encode_numpy_gives_a_fresh_writable_array_of_each_texts_ids(ours):
         assert arr.flags.writeable and arr.flags.owndata and arr.flags.c_contiguous
         assert arr.tolist() == ours.encode(t)
     assert arrays[1].shape == (0,)
+    plain = [np.empty(2, dtype=np.uint32)]
+    assert sys.getrefcount(arrays[0]) == sys.getrefcount(plain[0])  # no reference leaked
+    # A text of more ids than are copied: the native buffer is handed over.
+    many = "a b " * 40000
+    big = ours.encode_numpy(many)
+    assert big.dtype == np.uint32 and big.ndim == 1 and big.flags.writeable and big.flags.c_contiguous
+    assert len(big) > 65536 and big.tolist() == ours.encode(many)
     first = ours.encode_numpy(texts[0])
     again = ours.encode_numpy(texts[0])
     first[0] = 7  # the arrays share nothing
@@ -42,6 +51,36 @@ def test_encode_numpy_gives_a_fresh_writable_array_of_each_texts_ids(ours):
         ours.encode_numpy(b"abc\xff", utf8="reject")
     with pytest.raises(TypeError):
         ours.encode_numpy(12)
+
+
+def test_encode_numpy_imports_numpy_once_from_many_threads(tokenizer_file):
+    # In a fresh process, where tokenfeed has not imported numpy: threads
+    # that make their first encode_numpy call together all get right arrays,
+    # and numpy.empty's dtype gains no references call after call.
+    code = f"""
+import sys, threading
+import tokenfeed
+assert "numpy" not in sys.modules
+t = tokenfeed.Tokenizer.from_file({str(tokenizer_file)!r})
+want = t.encode("hello world 123")
+barrier = threading.Barrier(8)
+got = []
+def run():
+    barrier.wait()
+    got.append(t.encode_numpy("hello world 123").tolist())
+threads = [threading.Thread(target=run) for _ in range(8)]
+for th in threads: th.start()
+for th in threads: th.join()
+assert got == [want] * 8, got
+import numpy as np
+dtype = np.dtype("uint32")
+before = sys.getrefcount(dtype)
+for _ in range(1000): t.encode_numpy("hello world")
+assert abs(sys.getrefcount(dtype) - before) <= 1, (before, sys.getrefcount(dtype))
+print("ok")
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr
 
 
 def test_reject_policy_names_the_offset(ours):

@@ -107,7 +107,8 @@ class BpeModel {
   // A hint that EncodePiece(piece) comes soon: the CPU fetches the piece's
   // word-cache slot ahead. Changes no result.
   void PrefetchPiece(std::string_view piece, BpeScratch* scratch) const {
-    if (piece.size() - 2 < WordCache::kMaxWordBytes - 1) {  // 2 to kMaxWordBytes bytes: EncodePiece probes
+    // The pieces EncodePiece probes the cache for.
+    if (piece.size() - 1 < WordCache::kMaxWordBytes && !(piece.size() == 1 && simple_bytes_)) {
       scratch->cache.Prefetch(WordCache::MakeKey(piece));
     }
   }
