@@ -82,13 +82,15 @@ class BpeModel {
 
   // Appends the ids of `piece` (raw bytes) to `out`.
   // HOT PATH: the cache probe inline, the merge loop out of line on a miss.
-  void EncodePiece(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const {
+  // `key_given`, when not null, is what PrefetchPiece returned for `piece`.
+  void EncodePiece(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out,
+                   const WordCache::Key* key_given = nullptr) const {
     if (piece.size() - 1 < WordCache::kMaxWordBytes) {  // 1 to kMaxWordBytes bytes
       if (piece.size() == 1 && simple_bytes_) {
         out->push_back(static_cast<uint32_t>(byte_ids_[static_cast<unsigned char>(piece[0])]));
         return;
       }
-      const WordCache::Key key = WordCache::MakeKey(piece);
+      const WordCache::Key key = key_given != nullptr ? *key_given : WordCache::MakeKey(piece);
       std::span<const uint32_t> hit;
       if (scratch->cache.Find(piece, key, &hit)) {
         if (hit.size() == 1) {
@@ -105,12 +107,16 @@ class BpeModel {
   }
 
   // A hint that EncodePiece(piece) comes soon: the CPU fetches the piece's
-  // word-cache slot ahead. Changes no result.
-  void PrefetchPiece(std::string_view piece, BpeScratch* scratch) const {
+  // word-cache slot ahead. Changes no result. Returns the piece's key, for
+  // EncodePiece (a Key of zeros for a piece it does not probe for).
+  WordCache::Key PrefetchPiece(std::string_view piece, BpeScratch* scratch) const {
     // The pieces EncodePiece probes the cache for.
     if (piece.size() - 1 < WordCache::kMaxWordBytes && !(piece.size() == 1 && simple_bytes_)) {
-      scratch->cache.Prefetch(WordCache::MakeKey(piece));
+      const WordCache::Key key = WordCache::MakeKey(piece);
+      scratch->cache.Prefetch(key);
+      return key;
     }
+    return WordCache::Key{};
   }
 
   // The same without the cache (tests compare the two).
