@@ -11,6 +11,7 @@
 // with its own BpeScratch.
 #pragma once
 
+#include <cassert>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -85,11 +86,8 @@ class BpeModel {
   // `key_given`, when not null, is what PrefetchPiece returned for `piece`.
   void EncodePiece(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out,
                    const WordCache::Key* key_given = nullptr) const {
-    if (piece.size() - 1 < WordCache::kMaxWordBytes) {  // 1 to kMaxWordBytes bytes
-      if (piece.size() == 1 && simple_bytes_) {
-        out->push_back(static_cast<uint32_t>(byte_ids_[static_cast<unsigned char>(piece[0])]));
-        return;
-      }
+    if (ProbesWordCache(piece)) {
+      assert(key_given == nullptr || key_given->len == piece.size());
       const WordCache::Key key = key_given != nullptr ? *key_given : WordCache::MakeKey(piece);
       std::span<const uint32_t> hit;
       if (scratch->cache.Find(piece, key, &hit)) {
@@ -103,6 +101,10 @@ class BpeModel {
       EncodeAndCache(piece, key, scratch, out);
       return;
     }
+    if (piece.size() == 1) {  // with simple_bytes_
+      out->push_back(static_cast<uint32_t>(byte_ids_[static_cast<unsigned char>(piece[0])]));
+      return;
+    }
     if (!piece.empty()) EncodeUncached(piece, scratch, /*use_cache=*/true, out);
   }
 
@@ -110,13 +112,10 @@ class BpeModel {
   // word-cache slot ahead. Changes no result. Returns the piece's key, for
   // EncodePiece (a Key of zeros for a piece it does not probe for).
   WordCache::Key PrefetchPiece(std::string_view piece, BpeScratch* scratch) const {
-    // The pieces EncodePiece probes the cache for.
-    if (piece.size() - 1 < WordCache::kMaxWordBytes && !(piece.size() == 1 && simple_bytes_)) {
-      const WordCache::Key key = WordCache::MakeKey(piece);
-      scratch->cache.Prefetch(key);
-      return key;
-    }
-    return WordCache::Key{};
+    if (!ProbesWordCache(piece)) return WordCache::Key{};
+    const WordCache::Key key = WordCache::MakeKey(piece);
+    scratch->cache.Prefetch(key);
+    return key;
   }
 
   // The same without the cache (tests compare the two).
@@ -194,6 +193,11 @@ class BpeModel {
   void MergeSmall(BpeScratch* scratch) const;
   void MergeShort(BpeScratch* scratch) const;
   void MergeLong(BpeScratch* scratch) const;
+  // The pieces EncodePiece looks up in the word cache: 1 to kMaxWordBytes
+  // bytes, but not single bytes when simple_bytes_ (their id is one load).
+  bool ProbesWordCache(std::string_view piece) const {
+    return piece.size() - 1 < WordCache::kMaxWordBytes && !(piece.size() == 1 && simple_bytes_);
+  }
 
   MergeTable merges_;
   std::shared_ptr<const CharLevelBpe> char_level_;  // null when the shortcut does not apply

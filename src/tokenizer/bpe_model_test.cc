@@ -22,10 +22,15 @@ std::string Spell(std::string_view bytes) {
 }
 
 // A tiny byte-level vocabulary: bytes a..e plus merges, given in rank order.
-BpeModel TinyModel(const std::vector<std::pair<std::string, std::string>>& merges, bool ignore_merges = false) {
+// Without all_bytes, byte 0xFF has no token (and single bytes then go
+// through the word cache too).
+BpeModel TinyModel(const std::vector<std::pair<std::string, std::string>>& merges, bool ignore_merges = false,
+                   bool all_bytes = true) {
   BpeSpec spec;
   uint32_t id = 0;
-  for (int b = 0; b < 256; ++b) spec.vocab.emplace_back(Spell(std::string(1, static_cast<char>(b))), id++);
+  for (int b = 0; b < (all_bytes ? 256 : 255); ++b) {
+    spec.vocab.emplace_back(Spell(std::string(1, static_cast<char>(b))), id++);
+  }
   for (const auto& [a, b] : merges) {
     spec.merges.emplace_back(Spell(a), Spell(b));
     spec.vocab.emplace_back(Spell(a + b), id++);
@@ -165,6 +170,34 @@ TEST(BpeModelTest, CacheGivesTheSameResult) {
   for (int i = 0; i < 3; ++i) {
     EXPECT_EQ(Tokens(m, "abcd", /*cached=*/true), (std::vector<std::string>{"abcd"}));
     EXPECT_EQ(Tokens(m, "abcde", /*cached=*/true), (std::vector<std::string>{"abcd", "e"}));
+  }
+}
+
+// EncodePiece with the key PrefetchPiece made gives what it gives without
+// one, at every length around the cache's limits, on first sight and from
+// the cache, with and without the single-byte shortcut.
+TEST(BpeModelTest, KeyMadeAheadGivesTheSameIds) {
+  for (bool all_bytes : {true, false}) {
+    BpeModel m = TinyModel({{"a", "b"}, {"c", "d"}, {"ab", "cd"}, {"e", "e"}}, false, all_bytes);
+    BpeScratch ahead, plain;
+    for (int pass = 0; pass < 2; ++pass) {
+      for (size_t len : {0, 1, 2, 3, 8, 15, 16, 17, 95, 96, 97, 200}) {
+        std::string piece;
+        for (size_t i = 0; i < len; ++i) piece += "abcdee"[(i * 7 + len) % 6];
+        std::vector<uint32_t> with_key, without, uncached;
+        const WordCache::Key key = m.PrefetchPiece(piece, &ahead);
+        // A key for exactly the pieces EncodePiece looks up.
+        const bool probed = len >= 1 && len <= WordCache::kMaxWordBytes && !(len == 1 && all_bytes);
+        EXPECT_EQ(key.len, probed ? len : 0) << all_bytes << " " << len;
+        m.EncodePiece(piece, &ahead, &with_key, &key);
+        m.EncodePiece(piece, &plain, &without);
+        m.EncodePieceUncached(piece, &plain, &uncached);
+        EXPECT_EQ(with_key, uncached) << all_bytes << " " << len;
+        EXPECT_EQ(without, uncached) << all_bytes << " " << len;
+        EXPECT_EQ(with_key.empty(), len == 0);
+      }
+    }
+    EXPECT_GT(ahead.cache.size(), 0u);
   }
 }
 

@@ -105,9 +105,9 @@ void TokenizerImpl::EncodeValid(std::string_view text, bool split_special, Encod
       pre_tokenizer_->Run(norm.substr(t.begin, t.end - t.begin), at_input_start, &scratch->pre, &scratch->pieces);
       // The word cache's slot of the piece kPrefetchAhead on is fetched while
       // this one is encoded: on text seen before the probes' memory waits
-      // overlap (8 beat 4 and equalled 16, docs/tokenizer.md). Each piece's
-      // key is made once, when it is fetched, and kept in a ring until the
-      // piece's turn: the probe then starts without the hash before it.
+      // overlap (8 beat 4; 16 was level or slightly faster, docs/tokenizer.md).
+      // Each piece's key is made once, when it is fetched, and kept in a ring
+      // until the piece's turn: the probe then starts without the hash.
       constexpr size_t kPrefetchAhead = 8;
       const std::vector<std::string_view>& pieces = scratch->pieces;
       const size_t n = pieces.size();
