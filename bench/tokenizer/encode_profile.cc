@@ -6,10 +6,13 @@
 // first encodes the odd documents and the same with ASCII letters' case
 // swapped (other text), outside EncodeAll, then the even ones inside it: the
 // steady regime of bench/tokenizer/peer_regimes.py, for callgrind.
-//   encode_profile NAME REPEATS [WORD_CACHE_ENTRIES]
+//   encode_profile NAME REPEATS [WORD_CACHE_ENTRIES [DOCS]]
 // encodes the corpus REPEATS times and prints the fastest run's throughput,
 // by wall clock and by the thread's CPU time (a quick check;
 // bench/tokenizer/compare_tokenizers.py is the published comparison).
+// DOCS keeps that many documents, spread evenly over the corpus: a small
+// sample whose words fit in the CPU caches shows what the memory waits of
+// the whole cost.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -48,6 +51,19 @@ int main(int argc, char** argv) {
   auto corpus = tokenfeed::bench::LoadBenchCorpus();
   tokenfeed::TokenizerOptions opts;
   if (argc > 3) opts.word_cache_entries = static_cast<size_t>(std::strtoull(argv[3], nullptr, 10));
+  if (argc > 4) {
+    const size_t keep = std::max<size_t>(1, std::strtoull(argv[4], nullptr, 10));
+    if (keep < corpus.docs.size()) {
+      const size_t stride = corpus.docs.size() / keep;
+      std::vector<std::string> sample;
+      corpus.bytes = 0;
+      for (size_t i = 0; i < keep; ++i) {
+        sample.push_back(std::move(corpus.docs[i * stride]));
+        corpus.bytes += sample.back().size();
+      }
+      corpus.docs = std::move(sample);
+    }
+  }
   auto tok = tokenfeed::Tokenizer::FromFile(tokenfeed::bench::TokenizerPath(name), opts);
   if (!tok.ok()) {
     std::fprintf(stderr, "%s\n", tok.status().ToString().c_str());
