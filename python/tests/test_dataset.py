@@ -10,6 +10,7 @@ from torch.utils.data import DataLoader
 
 import tokenfeed
 from dataset_helpers import make_topic
+from ports import free_port
 
 
 @pytest.fixture(scope="module")
@@ -297,7 +298,6 @@ def test_errors_are_one_family_with_clear_messages(topic, tmp_path):
 def test_kafka_properties_take_any_mapping_of_str_bool_and_int(topic):
     """A Mapping that is not a dict is read as one; str, bool and int values are converted; any other value
     is refused naming its key, never showing the value (it may be a password)."""
-    import socket
     import types
     from collections.abc import Mapping
 
@@ -328,9 +328,7 @@ def test_kafka_properties_take_any_mapping_of_str_bool_and_int(topic):
         tokenfeed.TokenDataset(topic, seq_len=8, batch_size=2, kafka_properties={"a=b": "c"})
     # The converted values reach the Kafka client, which accepts them: the failure is the unreachable broker,
     # not a refused property; a name the client does not know is refused, named.
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()  # nothing listens there
     uri = f"kafka://127.0.0.1:{port}/t"
     with pytest.raises(tokenfeed.TokenfeedError) as e:
         tokenfeed.TokenDataset(uri, seq_len=8, batch_size=2, kafka_timeout_ms=1000,
@@ -343,11 +341,8 @@ def test_kafka_properties_take_any_mapping_of_str_bool_and_int(topic):
 
 def test_kafka_timeout_is_a_parameter():
     """An unreachable broker fails within kafka_timeout_ms, not the fixed 30 s."""
-    import socket
     import time
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()  # nothing listens there
     t0 = time.monotonic()
     with pytest.raises(tokenfeed.TokenfeedError):
         tokenfeed.TokenDataset(f"kafka://127.0.0.1:{port}/t", seq_len=8, batch_size=2, kafka_timeout_ms=1500)
@@ -357,10 +352,7 @@ def test_kafka_timeout_is_a_parameter():
 def test_kafka_client_log_lines_go_to_logging_not_raw_stderr(caplog, capfd):
     """librdkafka's own lines (a refused connection) reach logging's tokenfeed.kafka logger."""
     import logging
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()  # nothing listens there
     with caplog.at_level(logging.DEBUG, logger="tokenfeed.kafka"):
         with pytest.raises(tokenfeed.TokenfeedError):
             tokenfeed.TokenDataset(f"kafka://127.0.0.1:{port}/t", seq_len=8, batch_size=2, kafka_timeout_ms=1500)

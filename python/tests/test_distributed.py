@@ -7,7 +7,6 @@ import os
 import pathlib
 import random
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,14 +15,9 @@ import pytest
 
 import tokenfeed
 from dataset_helpers import make_topic
+from ports import free_port
 
 HERE = pathlib.Path(__file__).resolve().parent
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def run_with_kills(args: list[str], rng: random.Random, pause: tuple[float, float]) -> int:

@@ -24,6 +24,7 @@ import pytest
 from cli_helpers import cli, deepseek, records, run, run_killed_until_done, write_jsonl
 from conftest import missing
 from table_helpers import fineweb_table, texts_for
+from ports import free_port
 
 try:  # a missing package fails the tests under TOKENFEED_REQUIRE_REFERENCE=1 (conftest.missing)
     import boto3
@@ -35,12 +36,6 @@ except ImportError:  # pragma: no cover
 
 BUCKET = "corpus"
 KEYS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @contextlib.contextmanager

@@ -11,7 +11,6 @@ import gc
 import json
 import re
 import shutil
-import socket
 import subprocess
 import time
 import urllib.parse
@@ -22,6 +21,7 @@ import pytest
 import tokenfeed
 from conftest import missing
 from dataset_helpers import make_topic
+from ports import free_port
 
 
 @pytest.fixture(scope="module")
@@ -84,12 +84,6 @@ def test_the_endpoint_serves_the_loaders_metrics(topic):
     gc.collect()
     with pytest.raises(urllib.error.URLError):
         scrape(port)  # the endpoint lives as long as its loader
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def query(prom_port: int, expr: str) -> list:
