@@ -618,7 +618,7 @@ bool BpeModel::EncodeInParts(std::string_view piece, BpeScratch* scratch, std::v
         EncodeByMerges(segment, scratch, out);
       }
     } else {
-      EncodeCached(segment, cache, out, [&](std::string_view s) { EncodeByMerges(s, scratch, out); });
+      EncodeCached(segment, piece.data() + n, cache, out, [&](std::string_view s) { EncodeByMerges(s, scratch, out); });
     }
     if (end == n) return true;
     part = end;
@@ -644,7 +644,7 @@ bool BpeModel::EncodeCharsInParts(std::string_view piece, BpeScratch* scratch, s
     if (segment.size() == 1 && byte_ids_[static_cast<unsigned char>(segment[0])] >= 0) {
       out->push_back(static_cast<uint32_t>(byte_ids_[static_cast<unsigned char>(segment[0])]));
     } else {
-      EncodeCached(segment, cache, out, [&](std::string_view s) { MergeBytes(s, scratch, out); });
+      EncodeCached(segment, piece.data() + n, cache, out, [&](std::string_view s) { MergeBytes(s, scratch, out); });
     }
   };
   size_t part = 0;  // start of the current part

@@ -83,12 +83,16 @@ class BpeModel {
 
   // Appends the ids of `piece` (raw bytes) to `out`.
   // HOT PATH: the cache probe inline, the merge loop out of line on a miss.
-  // `key_given`, when not null, is what PrefetchPiece returned for `piece`.
-  void EncodePiece(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out,
-                   const WordCache::Key* key_given = nullptr) const {
-    if (ProbesWordCache(piece)) {
-      assert(key_given == nullptr || key_given->len == piece.size());
-      const WordCache::Key key = key_given != nullptr ? *key_given : WordCache::MakeKey(piece);
+  void EncodePiece(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const {
+    EncodeKeyedPiece(piece, ProbesWordCache(piece) ? WordCache::MakeKey(piece) : WordCache::Key{}, scratch, out);
+  }
+  // The same with the key PrefetchPiece returned for `piece`: a key of
+  // zeros (length 0) for a piece that is not looked up in the cache, so that
+  // one compare tells the two kinds apart.
+  void EncodeKeyedPiece(std::string_view piece, const WordCache::Key& key, BpeScratch* scratch,
+                        std::vector<uint32_t>* out) const {
+    assert(key.len == (ProbesWordCache(piece) ? piece.size() : 0));
+    if (key.len != 0) {
       std::span<const uint32_t> hit;
       if (scratch->cache.Find(piece, key, &hit)) {
         if (hit.size() == 1) {
@@ -101,19 +105,16 @@ class BpeModel {
       EncodeAndCache(piece, key, scratch, out);
       return;
     }
-    if (piece.size() == 1) {  // with simple_bytes_
-      out->push_back(static_cast<uint32_t>(byte_ids_[static_cast<unsigned char>(piece[0])]));
-      return;
-    }
     if (!piece.empty()) EncodeUncached(piece, scratch, /*use_cache=*/true, out);
   }
 
   // A hint that EncodePiece(piece) comes soon: the CPU fetches the piece's
   // word-cache slot ahead. Changes no result. Returns the piece's key, for
-  // EncodePiece (a Key of zeros for a piece it does not probe for).
-  WordCache::Key PrefetchPiece(std::string_view piece, BpeScratch* scratch) const {
+  // EncodeKeyedPiece (a Key of zeros for a piece it does not probe for).
+  // `padded` as for WordCache::MakeKey.
+  WordCache::Key PrefetchPiece(std::string_view piece, bool padded, BpeScratch* scratch) const {
     if (!ProbesWordCache(piece)) return WordCache::Key{};
-    const WordCache::Key key = WordCache::MakeKey(piece);
+    const WordCache::Key key = WordCache::MakeKey(piece, padded);
     scratch->cache.Prefetch(key);
     return key;
   }
@@ -173,14 +174,16 @@ class BpeModel {
   bool EncodeCharsInParts(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const;
   // A part of a piece through `cache`: its cached ids, or `encode`(part)
   // appended to *out and cached (parts longer than the cache takes are
-  // encoded only). HOT PATH: inlined into both cutting loops.
+  // encoded only). `piece_end`: the end of the piece it is part of, up to
+  // where its key may read. HOT PATH: inlined into both cutting loops.
   template <typename Encode>
-  void EncodeCached(std::string_view part, WordCache& cache, std::vector<uint32_t>* out, Encode&& encode) const {
+  void EncodeCached(std::string_view part, const char* piece_end, WordCache& cache, std::vector<uint32_t>* out,
+                    Encode&& encode) const {
     if (part.size() > WordCache::kMaxWordBytes) {
       encode(part);
       return;
     }
-    const WordCache::Key key = WordCache::MakeKey(part);
+    const WordCache::Key key = WordCache::MakeKey(part, piece_end - part.data() >= 16);
     std::span<const uint32_t> hit;
     if (cache.Find(part, key, &hit)) {
       out->insert(out->end(), hit.begin(), hit.end());
@@ -194,9 +197,11 @@ class BpeModel {
   void MergeShort(BpeScratch* scratch) const;
   void MergeLong(BpeScratch* scratch) const;
   // The pieces EncodePiece looks up in the word cache: 1 to kMaxWordBytes
-  // bytes, but not single bytes when simple_bytes_ (their id is one load).
+  // bytes. Single bytes too, though their id is one load from byte_ids_:
+  // text mixes them with words at random, and one path for both saves the
+  // mispredicted branch between them (docs/tokenizer.md).
   bool ProbesWordCache(std::string_view piece) const {
-    return piece.size() - 1 < WordCache::kMaxWordBytes && !(piece.size() == 1 && simple_bytes_);
+    return piece.size() - 1 < WordCache::kMaxWordBytes;
   }
 
   MergeTable merges_;

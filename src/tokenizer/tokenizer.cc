@@ -108,19 +108,28 @@ void TokenizerImpl::EncodeValid(std::string_view text, bool split_special, Encod
       // overlap (8 beat 4; 16 was level or slightly faster, docs/tokenizer.md).
       // Each piece's key is made once, when it is fetched, and kept in a ring
       // until the piece's turn: the probe then starts without the hash.
+      // A piece's key may read 16 bytes from its start when they lie in the
+      // text (not near its end, and not for a piece a pre-tokenizer wrote
+      // into a buffer of its own): one unsigned compare tells.
       constexpr size_t kPrefetchAhead = 8;
       const std::vector<std::string_view>& pieces = scratch->pieces;
       const size_t n = pieces.size();
+      const auto text_begin = reinterpret_cast<uintptr_t>(norm.data());
+      const size_t padded_before = norm.size() >= 16 ? norm.size() - 15 : 0;
+      auto padded = [&](std::string_view piece) {
+        return reinterpret_cast<uintptr_t>(piece.data()) - text_begin < padded_before;
+      };
       WordCache::Key keys[kPrefetchAhead];
       for (size_t k = 0; k < std::min(kPrefetchAhead, n); ++k) {
-        keys[k] = model_.PrefetchPiece(pieces[k], &scratch->bpe);
+        keys[k] = model_.PrefetchPiece(pieces[k], padded(pieces[k]), &scratch->bpe);
       }
       for (size_t k = 0; k < n; ++k) {
         const WordCache::Key key = keys[k % kPrefetchAhead];
         if (k + kPrefetchAhead < n) {
-          keys[k % kPrefetchAhead] = model_.PrefetchPiece(pieces[k + kPrefetchAhead], &scratch->bpe);
+          const std::string_view ahead = pieces[k + kPrefetchAhead];
+          keys[k % kPrefetchAhead] = model_.PrefetchPiece(ahead, padded(ahead), &scratch->bpe);
         }
-        model_.EncodePiece(pieces[k], &scratch->bpe, ids, &key);
+        model_.EncodeKeyedPiece(pieces[k], key, &scratch->bpe, ids);
       }
     }
   }

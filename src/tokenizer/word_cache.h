@@ -27,6 +27,8 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
+#include <cassert>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -46,8 +48,9 @@ class WordCache {
   static constexpr size_t kMaxWordBytes = 96;  // longer pieces are not cached
 
   // The identity of a piece: its length and two words that, for up to 16
-  // bytes, determine every byte; for longer pieces, with `hash`, they select
-  // candidates that a byte comparison confirms.
+  // bytes, hold its bytes in order and zeros after them; for longer pieces,
+  // its first 16 bytes, which with `hash` select candidates that a byte
+  // comparison confirms.
   struct Key {
     uint64_t w0, w1;
     uint64_t hash;
@@ -55,22 +58,23 @@ class WordCache {
   };
 
   // HOT PATH, inlined where a piece is probed and where it is prefetched:
-  // the hash of a word over 16 bytes (rare) is a call.
-  [[gnu::always_inline]] static Key MakeKey(std::string_view word) {
+  // the hash of a word over 16 bytes (rare) is a call. `padded`: the 16
+  // bytes from the word's start may be read, its own and what follows it
+  // (the rest of a document). Then the key is two loads and two masks, the
+  // same work for every length (no branch on it to mispredict); otherwise
+  // loads within the word give the same key.
+  [[gnu::always_inline]] static Key MakeKey(std::string_view word, bool padded) {
     const auto* p = reinterpret_cast<const unsigned char*>(word.data());
     const size_t n = word.size();
     Key k{0, 0, 0, static_cast<uint32_t>(n)};
-    if (n >= 8) {
-      // Two (possibly overlapping) 8-byte loads cover 8..16 bytes exactly.
+    if (padded || word.size() >= 16) [[likely]] {
       std::memcpy(&k.w0, p, 8);
-      std::memcpy(&k.w1, p + (n <= 16 ? n - 8 : 8), 8);
-    } else if (n >= 4) {
-      uint32_t a, b;
-      std::memcpy(&a, p, 4);
-      std::memcpy(&b, p + n - 4, 4);
-      k.w0 = (uint64_t{b} << 32) | a;
-    } else if (n > 0) {
-      k.w0 = uint64_t{p[0]} | (uint64_t{p[n / 2]} << 8) | (uint64_t{p[n - 1]} << 16);
+      std::memcpy(&k.w1, p + 8, 8);
+      const size_t m = n < 16 ? n : 16;  // a conditional move, and the masks a load each
+      k.w0 &= kKeyMasks[m][0];
+      k.w1 &= kKeyMasks[m][1];
+    } else {
+      k = KeyWithin(p, n);
     }
     if (n <= 16) {
       uint64_t h = (k.w0 ^ (uint64_t{n} << 56)) * 0x9E3779B97F4A7C15ULL;
@@ -81,6 +85,8 @@ class WordCache {
     }
     return k;
   }
+  // The key of a word with nothing readable after it.
+  static Key MakeKey(std::string_view word) { return MakeKey(word, false); }
 
   // The arenas' budget, in bytes per word of the bound: real text needs
   // about 24 (long words' bytes, multi-token words' ids); words of many
@@ -168,7 +174,41 @@ class WordCache {
   size_t capacity() const { return slots_.size(); }
 
  private:
+  // For a word of m bytes (16 for 16 and more), the masks that keep its
+  // bytes in the two words of its key.
+  static constexpr auto kKeyMasks = [] {
+    std::array<std::array<uint64_t, 2>, 17> masks{};
+    for (size_t m = 0; m <= 16; ++m) {
+      masks[m][0] = m >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * m)) - 1;
+      masks[m][1] = m >= 16 ? ~uint64_t{0} : m <= 8 ? 0 : (uint64_t{1} << (8 * (m - 8))) - 1;
+    }
+    return masks;
+  }();
+
   [[gnu::noinline]] static uint64_t LongWordHash(const unsigned char* p, size_t n) { return XXH3_64bits(p, n); }
+
+  // MakeKey's words (not the hash) for a word of n < 16 bytes, from loads
+  // within it: two that may overlap, the second shifted down to drop the
+  // bytes the first holds.
+  static Key KeyWithin(const unsigned char* p, size_t n) {
+    assert(n < 16);
+    Key k{0, 0, 0, static_cast<uint32_t>(n)};
+    if (n >= 8) {
+      std::memcpy(&k.w0, p, 8);
+      if (n > 8) {
+        std::memcpy(&k.w1, p + n - 8, 8);
+        k.w1 >>= 8 * (16 - n);
+      }
+    } else if (n >= 4) {
+      uint32_t a, b;
+      std::memcpy(&a, p, 4);
+      std::memcpy(&b, p + n - 4, 4);
+      k.w0 = uint64_t{a} | ((uint64_t{b} >> (8 * (8 - n))) << 32);
+    } else if (n > 0) {
+      k.w0 = uint64_t{p[0]} | (n > 1 ? uint64_t{p[1]} << 8 : 0) | (n > 2 ? uint64_t{p[2]} << 16 : 0);
+    }
+    return k;
+  }
 
   static constexpr uint16_t kEmpty = UINT16_MAX;
   static_assert(kMaxWordBytes <= UINT8_MAX);

@@ -1,6 +1,8 @@
 #include "tokenizer/word_cache.h"
 
+#include <cstring>
 #include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -42,6 +44,41 @@ TEST(WordCacheTest, FindsWhatWasInsertedAndNothingElse) {
     std::string longer = w + "a";
     if (!want.count(longer) && longer.size() <= WordCache::kMaxWordBytes) {
       EXPECT_FALSE(cache.Find(longer, WordCache::MakeKey(longer), &got));
+    }
+  }
+}
+
+// A key made with bytes readable after the word (the rest of a document)
+// equals the key of the word alone, at every length. Up to 16 bytes it holds the word's bytes in order and
+// zeros after them, so two words that differ in a byte or in length differ
+// in key.
+TEST(WordCacheTest, KeyDoesNotDependOnWhatIsReadableAfterTheWord) {
+  std::mt19937 rng(5);
+  for (int round = 0; round < 100; ++round) {
+    std::string text(48, '\0');
+    for (char& c : text) c = static_cast<char>(rng() % 3 == 0 ? 0 : rng());
+    for (size_t n = 0; n <= 40; ++n) {
+      // The word alone in an allocation of its own size: a read past it is
+      // a heap overflow under the address sanitizer.
+      std::unique_ptr<char[]> exact(new char[n]);
+      std::memcpy(exact.get(), text.data(), n);
+      const WordCache::Key alone = WordCache::MakeKey(std::string_view(exact.get(), n));
+      ASSERT_EQ(alone.len, n);
+      if (n <= 16) {
+        uint64_t words[2] = {0, 0};
+        std::memcpy(words, text.data(), n);
+        EXPECT_EQ(alone.w0, words[0]) << n;
+        EXPECT_EQ(alone.w1, words[1]) << n;
+      }
+      for (bool padded : {false, true}) {
+        // Padded: 16 bytes readable from the word's start, whatever follows
+        // it (random bytes, zeros among them).
+        const WordCache::Key k = WordCache::MakeKey(std::string_view(text.data(), n), padded);
+        ASSERT_EQ(k.w0, alone.w0) << n << " " << padded;
+        ASSERT_EQ(k.w1, alone.w1) << n << " " << padded;
+        ASSERT_EQ(k.hash, alone.hash) << n << " " << padded;
+        ASSERT_EQ(k.len, alone.len);
+      }
     }
   }
 }
