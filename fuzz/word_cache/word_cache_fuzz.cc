@@ -6,6 +6,9 @@
 //   insert: then the word must be found at once with its ids (unless it is
 //           one the cache declines: too large for a tiny bound);
 //   find:   a hit must give exactly the word's ids.
+// Bit 1 of an operation's first byte makes the word's key with bytes after
+// it readable (WordCache::MakeKey's padded form), which must be the same
+// key: a word just inserted is found with the key made either way.
 // With a bound of 4,096 or more, an operation whose first byte is 0xF0 or
 // more is a bulk insert instead (at most 32 an input): 4,096 words of a
 // second family, from word 256 * b on, b being the first byte's low four
@@ -23,6 +26,7 @@
 #include <cstdlib>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tokenizer/word_cache.h"
@@ -140,7 +144,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const uint8_t w = data[at + 1];
     const std::string word = WordOf(w);
     const std::vector<uint32_t> ids = IdsOf(w);
-    const WordCache::Key key = WordCache::MakeKey(word);
+    // The key from the word alone, or (bit 1) read on into 16 bytes after
+    // it, as for a piece of a document, bytes that vary by operation.
+    const std::string padded = word + std::string(16, static_cast<char>(data[at] ^ data[at + 1]));
+    const WordCache::Key alone = WordCache::MakeKey(word);
+    const WordCache::Key read_on = WordCache::MakeKey(std::string_view(padded.data(), word.size()), true);
+    const WordCache::Key& key = (data[at] & 2) ? read_on : alone;
     std::span<const uint32_t> got;
     const bool hit = cache.Find(word, key, &got);
     if (hit && !same(got, ids)) Fail("found with other ids", w);
@@ -149,6 +158,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (WordCache::ArenaBytesOf(word.size(), ids.size()) <= cache.arena_budget() / 2) {
         if (!cache.Find(word, key, &got)) Fail("not found after its insert", w);
         if (!same(got, ids)) Fail("found with other ids after its insert", w);
+        if (!cache.Find(word, &key == &alone ? read_on : alone, &got)) {
+          Fail("not found after its insert by the key made the other way", w);
+        }
       }
     }
     within_bounds(w);
