@@ -81,14 +81,15 @@ class BpeModel {
  public:
   static Result<BpeModel> Build(const BpeSpec& spec);
 
-  // Appends the ids of `piece` (raw bytes) to `out`.
-  // HOT PATH: the cache probe inline, the merge loop out of line on a miss.
+  // Appends the ids of `piece` (raw bytes) to `out` (tests; the encoder
+  // makes keys ahead and calls EncodeKeyedPiece).
   void EncodePiece(std::string_view piece, BpeScratch* scratch, std::vector<uint32_t>* out) const {
     EncodeKeyedPiece(piece, ProbesWordCache(piece) ? WordCache::MakeKey(piece) : WordCache::Key{}, scratch, out);
   }
   // The same with the key PrefetchPiece returned for `piece`: a key of
   // zeros (length 0) for a piece that is not looked up in the cache, so that
   // one compare tells the two kinds apart.
+  // HOT PATH: the cache probe inline, the merge loop out of line on a miss.
   void EncodeKeyedPiece(std::string_view piece, const WordCache::Key& key, BpeScratch* scratch,
                         std::vector<uint32_t>* out) const {
     assert(key.len == (ProbesWordCache(piece) ? piece.size() : 0));
@@ -108,7 +109,7 @@ class BpeModel {
     if (!piece.empty()) EncodeUncached(piece, scratch, /*use_cache=*/true, out);
   }
 
-  // A hint that EncodePiece(piece) comes soon: the CPU fetches the piece's
+  // A hint that EncodeKeyedPiece(piece) comes soon: the CPU fetches the piece's
   // word-cache slot ahead. Changes no result. Returns the piece's key, for
   // EncodeKeyedPiece (a Key of zeros for a piece it does not probe for).
   // `padded` as for WordCache::MakeKey.

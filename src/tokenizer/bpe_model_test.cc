@@ -22,8 +22,7 @@ std::string Spell(std::string_view bytes) {
 }
 
 // A tiny byte-level vocabulary: bytes a..e plus merges, given in rank order.
-// Without all_bytes, byte 0xFF has no token (and single bytes then go
-// through the word cache too).
+// Without all_bytes, byte 0xFF has no token.
 BpeModel TinyModel(const std::vector<std::pair<std::string, std::string>>& merges, bool ignore_merges = false,
                    bool all_bytes = true) {
   BpeSpec spec;
@@ -175,8 +174,8 @@ TEST(BpeModelTest, CacheGivesTheSameResult) {
 
 // EncodeKeyedPiece with the key PrefetchPiece made (reading past the piece)
 // gives what EncodePiece gives, at every length around the cache's limits,
-// on first sight and from the cache, with and without the single-byte
-// shortcut.
+// on first sight and from the cache, with every byte a token and without;
+// the key is the one made from the piece alone.
 TEST(BpeModelTest, KeyMadeAheadGivesTheSameIds) {
   for (bool all_bytes : {true, false}) {
     BpeModel m = TinyModel({{"a", "b"}, {"c", "d"}, {"ab", "cd"}, {"e", "e"}}, false, all_bytes);
@@ -193,6 +192,12 @@ TEST(BpeModelTest, KeyMadeAheadGivesTheSameIds) {
         // A key for exactly the pieces EncodePiece looks up.
         const bool probed = len >= 1 && len <= WordCache::kMaxWordBytes;
         EXPECT_EQ(key.len, probed ? len : 0) << all_bytes << " " << len;
+        if (probed) {
+          const WordCache::Key alone = WordCache::MakeKey(piece);
+          EXPECT_EQ(key.w0, alone.w0) << len;
+          EXPECT_EQ(key.w1, alone.w1) << len;
+          EXPECT_EQ(key.hash, alone.hash) << len;
+        }
         m.EncodeKeyedPiece(in_text, key, &ahead, &with_key);
         m.EncodePiece(piece, &plain, &without);
         m.EncodePieceUncached(piece, &plain, &uncached);

@@ -107,7 +107,7 @@ void TokenizerImpl::EncodeValid(std::string_view text, bool split_special, Encod
       // and its word-cache slot fetched, then each is looked up. On text
       // seen before the probes' memory waits overlap, up to kBlock of them,
       // and the probe starts without the hash (a ring fetching 8 pieces
-      // ahead was 8-10 % slower, blocks of 64 and 128 level with 32;
+      // ahead was 4-10 % slower, blocks of 64 and 128 level with 32;
       // docs/tokenizer.md). A piece's key may read 16 bytes from its start
       // when they lie in the text (not near its end, and not for a piece a
       // pre-tokenizer wrote into a buffer of its own): one unsigned compare

@@ -40,6 +40,7 @@
 #include <xxhash.h>
 
 #include "base/huge_page_allocator.h"
+#include "base/little_endian.h"
 
 namespace tokenfeed::tokenizer {
 
@@ -57,19 +58,21 @@ class WordCache {
     uint32_t len;
   };
 
-  // HOT PATH, inlined where a piece is probed and where it is prefetched:
-  // the hash of a word over 16 bytes (rare) is a call. `padded`: the 16
-  // bytes from the word's start may be read, its own and what follows it
-  // (the rest of a document). Then the key is two loads and two masks, the
-  // same work for every length (no branch on it to mispredict); otherwise
-  // loads within the word give the same key.
+  // HOT PATH, inlined where a piece's slot is fetched (the block loop of
+  // the encoder) and where parts of a cut piece are looked up: the hash of a
+  // word over 16 bytes (rare) is a call. `padded`: the 16 bytes from the
+  // word's start may be read, its own and what follows it (the rest of a
+  // document). Then the key is two loads and two masks, the same work for
+  // every length (no branch on it to mispredict); otherwise loads within the
+  // word give the same key. The loads are little-endian on any machine, so
+  // the masks keep the word's own bytes.
   [[gnu::always_inline]] static Key MakeKey(std::string_view word, bool padded) {
     const auto* p = reinterpret_cast<const unsigned char*>(word.data());
     const size_t n = word.size();
     Key k{0, 0, 0, static_cast<uint32_t>(n)};
     if (padded || word.size() >= 16) [[likely]] {
-      std::memcpy(&k.w0, p, 8);
-      std::memcpy(&k.w1, p + 8, 8);
+      k.w0 = LoadLittleEndian<uint64_t>(p);
+      k.w1 = LoadLittleEndian<uint64_t>(p + 8);
       const size_t m = n < 16 ? n : 16;  // a conditional move, and the masks a load each
       k.w0 &= kKeyMasks[m][0];
       k.w1 &= kKeyMasks[m][1];
@@ -194,15 +197,14 @@ class WordCache {
     assert(n < 16);
     Key k{0, 0, 0, static_cast<uint32_t>(n)};
     if (n >= 8) {
-      std::memcpy(&k.w0, p, 8);
+      k.w0 = LoadLittleEndian<uint64_t>(p);
       if (n > 8) {
-        std::memcpy(&k.w1, p + n - 8, 8);
+        k.w1 = LoadLittleEndian<uint64_t>(p + n - 8);
         k.w1 >>= 8 * (16 - n);
       }
     } else if (n >= 4) {
-      uint32_t a, b;
-      std::memcpy(&a, p, 4);
-      std::memcpy(&b, p + n - 4, 4);
+      const uint32_t a = LoadLittleEndian<uint32_t>(p);
+      const uint32_t b = LoadLittleEndian<uint32_t>(p + n - 4);
       k.w0 = uint64_t{a} | ((uint64_t{b} >> (8 * (8 - n))) << 32);
     } else if (n > 0) {
       k.w0 = uint64_t{p[0]} | (n > 1 ? uint64_t{p[1]} << 8 : 0) | (n > 2 ? uint64_t{p[2]} << 16 : 0);
