@@ -12,7 +12,6 @@ checked free by binding it, and not handed out twice by one process.
 
 from __future__ import annotations
 
-import itertools
 import os
 import random
 import socket
@@ -56,7 +55,7 @@ def free_port() -> int:
     block = _block()
     if block:
         start = random.randrange(len(block))
-        for i in itertools.islice(itertools.count(), len(block)):  # bounded: one pass over the block
+        for i in range(len(block)):  # bounded: one pass over the block
             port = block[(start + i) % len(block)]
             if port not in _given and _bindable(port):
                 _given.add(port)

@@ -70,7 +70,7 @@ class WordCache {
     const auto* p = reinterpret_cast<const unsigned char*>(word.data());
     const size_t n = word.size();
     Key k{0, 0, 0, static_cast<uint32_t>(n)};
-    if (padded || word.size() >= 16) [[likely]] {
+    if (padded || n >= 16) [[likely]] {
       k.w0 = LoadLittleEndian<uint64_t>(p);
       k.w1 = LoadLittleEndian<uint64_t>(p + 8);
       const size_t m = n < 16 ? n : 16;  // a conditional move, and the masks a load each

@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include "base/little_endian.h"
+
 namespace tokenfeed::tokenizer {
 namespace {
 
@@ -49,9 +51,9 @@ TEST(WordCacheTest, FindsWhatWasInsertedAndNothingElse) {
 }
 
 // A key made with bytes readable after the word (the rest of a document)
-// equals the key of the word alone, at every length. Up to 16 bytes it holds the word's bytes in order and
-// zeros after them, so two words that differ in a byte or in length differ
-// in key.
+// equals the key of the word alone, at every length. Up to 16 bytes it
+// holds the word's bytes in order and zeros after them, so two words that
+// differ in a byte or in length differ in key.
 TEST(WordCacheTest, KeyDoesNotDependOnWhatIsReadableAfterTheWord) {
   std::mt19937 rng(5);
   for (int round = 0; round < 100; ++round) {
@@ -65,10 +67,10 @@ TEST(WordCacheTest, KeyDoesNotDependOnWhatIsReadableAfterTheWord) {
       const WordCache::Key alone = WordCache::MakeKey(std::string_view(exact.get(), n));
       ASSERT_EQ(alone.len, n);
       if (n <= 16) {
-        uint64_t words[2] = {0, 0};
-        std::memcpy(words, text.data(), n);
-        EXPECT_EQ(alone.w0, words[0]) << n;
-        EXPECT_EQ(alone.w1, words[1]) << n;
+        unsigned char bytes[16] = {};
+        std::memcpy(bytes, text.data(), n);
+        EXPECT_EQ(alone.w0, LoadLittleEndian<uint64_t>(bytes)) << n;
+        EXPECT_EQ(alone.w1, LoadLittleEndian<uint64_t>(bytes + 8)) << n;
       }
       for (bool padded : {false, true}) {
         // Padded: 16 bytes readable from the word's start, whatever follows
